@@ -1,0 +1,22 @@
+# xlalign: static and contextualised multilingual embeddings, aligned and evaluated.
+# Thin on purpose: rules live in workflow/rules, logic in src/xlalign.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/resources.smk"
+include: "workflow/rules/download.smk"
+include: "workflow/rules/sample.smk"
+include: "workflow/rules/segment.smk"
+include: "workflow/rules/track.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_targets(),

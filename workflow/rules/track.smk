@@ -1,0 +1,30 @@
+# MLflow mirroring: one local job per configuration x seed writes the store (single writer,
+# file-locked); jobs themselves only write JSON beside their outputs.
+
+
+localrules:
+    track,
+
+
+rule track:
+    input:
+        lambda wc: [r.get("input", r["stats"]) for r in track_records(int(wc.seed))],
+    output:
+        f"{RES}/mlflow/seed{{seed}}.json",
+    params:
+        records=lambda wc: track_records(int(wc.seed)),
+        uri=config["tracking"]["uri"],
+        artifacts=config["tracking"]["artifacts"],
+        experiment=f"xlalign/{NAME}",
+        config_hash=CONFIG_HASH,
+        config=config,
+    log:
+        log_path("track", "seed{seed}"),
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    script:
+        "../scripts/track.py"

@@ -1,0 +1,18 @@
+"""Snakemake job: LibreOffice help of one language as a unit TSV."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
+
+from xlalign.embedded.libreoffice import build_libreoffice_help
+from xlalign.jobs import job_logging
+
+with job_logging(snakemake):
+    build_libreoffice_help(
+        snakemake.input[0],
+        snakemake.wildcards.lang,
+        snakemake.output.tsv,
+        snakemake.output.stats,
+        heldout_fraction=snakemake.params.heldout_fraction,
+    )

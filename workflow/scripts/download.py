@@ -1,0 +1,20 @@
+"""Snakemake job: one resumable, checksummed HTTP(S) download (see xlalign.download)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
+
+from xlalign.download import download
+from xlalign.jobs import job_logging
+
+with job_logging(snakemake) as log:
+    dl = snakemake.params.dl
+    log.info("downloading %s -> %s", dl["url"], snakemake.output[0])
+    download(
+        dl["url"],
+        snakemake.output[0],
+        sha256=dl["sha256"],
+        retries=dl["retries"],
+        timeout=dl["timeout"],
+    )

@@ -1,0 +1,19 @@
+"""Snakemake job: a Hugging Face model fetched into resources/ (see xlalign.download)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
+
+from xlalign.download import download_huggingface_model
+from xlalign.jobs import job_logging
+
+with job_logging(snakemake):
+    download_huggingface_model(
+        snakemake.params.repo,
+        snakemake.output[0],
+        revision=snakemake.params.revision,
+        endpoint=snakemake.params.endpoint,
+        retries=snakemake.params.retries,
+        timeout=snakemake.params.timeout,
+    )

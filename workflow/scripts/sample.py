@@ -1,0 +1,24 @@
+"""Snakemake job: stage `sample` for one language (see xlalign.sample)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
+
+from xlalign.jobs import job_logging
+from xlalign.sample import sample_corpus
+from xlalign.sources import iter_sources
+
+with job_logging(snakemake):
+    specs = list(zip([s["type"] for s in snakemake.params.sources], snakemake.input, strict=True))
+    sample_corpus(
+        iter_sources(specs, language=snakemake.wildcards.lang),
+        snakemake.output.txt,
+        snakemake.output.stats,
+        language=snakemake.wildcards.lang,
+        max_sentences=snakemake.params.max_sentences,
+        seed=int(snakemake.wildcards.sseed),
+        strategy=snakemake.params.strategy,
+        max_paragraphs_scanned=snakemake.params.max_paragraphs_scanned,
+        sources=[{**s, "path": str(p)} for s, p in zip(snakemake.params.sources, snakemake.input, strict=True)],
+    )
