@@ -24,6 +24,12 @@ from xlalign.errors import InputError
 PathLike = str | os.PathLike[str]
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: PathLike, *, suffix: str | None = None) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it onto ``path`` on success.
@@ -38,6 +44,7 @@ def atomic_path(path: PathLike, *, suffix: str | None = None) -> Iterator[Path]:
     )
     os.close(fd)
     tmp = Path(tmp_name)
+    tmp.chmod(0o666 & ~_umask())  # mkstemp makes it private (0600)
     try:
         yield tmp
         os.replace(tmp, target)
@@ -56,6 +63,8 @@ def atomic_dir(path: PathLike) -> Iterator[Path]:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
+        # mkdtemp makes a private (0700) directory; give the result the usual permissions.
+        tmp.chmod(0o777 & ~_umask())
         yield tmp
         if target.exists():
             shutil.rmtree(target)

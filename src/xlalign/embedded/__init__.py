@@ -1,0 +1,1 @@
+"""The embedded offline default: models and data rebuilt from package-registry files."""
