@@ -68,7 +68,7 @@ class SampleStats:
     max_sentences: int
     paragraphs_scanned: int = 0
     documents_scanned: int = 0
-    sentences_scanned_est: int = 0
+    characters_scanned: int = 0
     paragraphs_out: int = 0
     documents_out: int = 0
     sentences_out_est: int = 0
@@ -80,9 +80,7 @@ class SampleStats:
     def as_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
         d["paragraphs_per_s"] = self.paragraphs_scanned / self.seconds if self.seconds else None
-        d["sentences_per_s_est"] = (
-            self.sentences_scanned_est / self.seconds if self.seconds else None
-        )
+        d["characters_per_s"] = self.characters_scanned / self.seconds if self.seconds else None
         return d
 
 
@@ -116,15 +114,15 @@ def sample_paragraphs(
             if stats:
                 stats.scan_stopped_early = True
             break
-        n = estimate_sentences(par.text)
         if stats:
             stats.paragraphs_scanned += 1
-            stats.sentences_scanned_est += n
+            stats.characters_scanned += len(par.text)
             if par.doc != last_doc:
                 stats.documents_scanned += 1
                 last_doc = par.doc
         bar.update(1)
         if strategy == "head":
+            n = estimate_sentences(par.text)
             if total + n > max_sentences:
                 if stats:
                     stats.scan_stopped_early = True
@@ -133,8 +131,11 @@ def sample_paragraphs(
             total += n
             continue
         key = rng.random()
-        if len(heap) and total >= max_sentences and key > -heap[0][0]:
-            continue  # cannot enter: everything kept already fills the budget with smaller keys
+        if heap and total >= max_sentences and key > -heap[0][0]:
+            # Cannot enter: the kept paragraphs, all with smaller keys, fill the budget.
+            # (Checked before estimating sentences: most paragraphs of a big stream stop here.)
+            continue
+        n = estimate_sentences(par.text)
         heapq.heappush(heap, (-key, index, n, par))
         total += n
         # The largest key is out for good once the others already fill the budget.

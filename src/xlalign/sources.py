@@ -28,6 +28,8 @@ SOURCE_TYPES = ("cc100", "wikipedia", "bible", "libreoffice-help", "text")
 CC100_CODES = {"zh": "zh-Hans", "my": "my"}
 
 _SPACE = re.compile(r"\s+")
+# Unicode category Cc except tab/newline/CR (which are whitespace and collapse to a space).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 UNIT_COLUMNS = ["id", "split", "doc", "para", "text"]
 
 
@@ -44,8 +46,9 @@ def cc100_code(lang: str) -> str:
 
 def normalise(text: str) -> str:
     """NFC, control characters dropped, whitespace runs collapsed."""
-    text = unicodedata.normalize("NFC", text)
-    text = "".join(ch for ch in text if ch in "\t\n" or unicodedata.category(ch) != "Cc")
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    text = _CONTROL.sub("", text)
     return _SPACE.sub(" ", text).strip()
 
 

