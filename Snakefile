@@ -5,9 +5,8 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
-
-
+# The configuration: `--configfile` (e.g. config/paper.yaml) *replaces* the embedded default
+# config/config.yaml instead of being merged into it (see common.smk); validated there.
 include: "workflow/rules/common.smk"
 include: "workflow/rules/resources.smk"
 include: "workflow/rules/download.smk"

@@ -141,3 +141,16 @@ def test_load_errors(tmp_path: Path) -> None:
     p.write_text(yaml.safe_dump({**MINIMAL, "seeds": "one"}), encoding="utf-8")
     with pytest.raises(ConfigError, match=r"(?s)c\.yaml.*seeds"):
         load(p)
+
+
+def test_per_language_filters() -> None:
+    from xlalign.config import segment_filter
+
+    cfg = validate({**MINIMAL, "segment": {"per_language": {"de": {"min_paragraph_sentences": 1}}}})
+    assert segment_filter(cfg, "de", "min_paragraph_sentences") == 1
+    assert segment_filter(cfg, "en", "min_paragraph_sentences") == 2
+    assert segment_filter(cfg, "de", "min_tokens") == 7
+    msg = _bad({"segment.per_language": {"fr": {"min_tokens": 3}}})
+    assert "segment.per_language.fr" in msg
+    msg = _bad({"segment.per_language": {"de": {"min_token": 3}}})
+    assert "segment.per_language.de" in msg and "min_token" in msg

