@@ -1,0 +1,96 @@
+"""The `xlalign` command line runs the same stages outside Snakemake."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from xlalign.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TEXT = (
+    "Der Ausschuss traf sich am Dienstag, um den neuen Haushalt der Bibliothek zu beraten. "
+    "Mehrere Mitglieder sagten, die Lesesäle bräuchten deutlich längere Öffnungszeiten.\n"
+    "Andere wollten das Geld lieber für digitale Bücher und schnellere Rechner ausgeben. "
+    "Nach einer langen Debatte einigten sie sich darauf, beide Pläne zu finanzieren.\n"
+    "Überschrift allein\n"
+    "\n"
+    "Der Fluss war in der Nacht nach drei Tagen mit starkem Regen deutlich gestiegen. "
+    "Die Bauern im Tal brachten ihre Tiere noch vor der Morgendämmerung in Sicherheit.\n"
+)
+
+
+def test_sample_then_segment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "de.txt"
+    src.write_text(TEXT, encoding="utf-8")
+    sample, seg = tmp_path / "s.txt", tmp_path / "seg.txt"
+    assert (
+        main(
+            [
+                "-q",
+                "sample",
+                "--lang",
+                "de",
+                "--source",
+                f"text:{src}",
+                "-o",
+                str(sample),
+                "--max-sentences",
+                "100",
+                "--seed",
+                "3",
+            ]
+        )
+        == 0
+    )
+    assert json.loads((tmp_path / "s.json").read_text())["paragraphs_out"] == 4
+    assert (
+        main(["segment", "--lang", "de", "--tool", "icu", "-i", str(sample), "-o", str(seg)]) == 0
+    )
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["tool"] == "icu" and stats["sentences_out"] == 6
+    lines = seg.read_text(encoding="utf-8").splitlines()
+    assert lines[0].split()[:3] == ["Der", "Ausschuss", "traf"]
+    assert lines[0].endswith("beraten .")
+    assert not any("Überschrift" in line for line in lines)
+
+
+def test_segment_udpipe_without_model_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "de.txt"
+    src.write_text(TEXT, encoding="utf-8")
+    rc = main(["segment", "--lang", "de", "-i", str(src), "-o", str(tmp_path / "o.txt")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "'de'" in err and "UDPipe model" in err
+    assert not (tmp_path / "o.txt").exists()
+
+
+def test_bad_source_and_language(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["sample", "--lang", "de", "--source", "oscar:x", "-o", str(tmp_path / "o")]) == 2
+    assert "TYPE:PATH" in capsys.readouterr().err
+    assert main(["segment", "--lang", "xx", "-i", "a", "-o", str(tmp_path / "o")]) == 2
+    assert "unknown language code 'xx'" in capsys.readouterr().err
+
+
+def test_check_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check-config", str(ROOT / "config" / "paper.yaml")]) == 0
+    assert "40 languages, 3 seeds" in capsys.readouterr().out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nlanguages: [en]\nseeds: [1]\ncorpus: {strategy: random}\n")
+    assert main(["check-config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.yaml" in err and "corpus.strategy" in err and "'reservoir'" in err
+
+
+def test_console_script_installed() -> None:
+    exe = Path(sys.executable).parent / "xlalign"
+    r = subprocess.run([str(exe), "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0
+    for cmd in ("sample", "segment", "check-config", "download"):
+        assert cmd in r.stdout
