@@ -152,9 +152,9 @@ def test_run_segment_tools_tracking_and_rerun(project: Path) -> None:
     assert tools["zh"] == "icu+jieba" and tools["ja"].startswith("icu+fugashi")
     assert tools["tr"].startswith("udpipe")
     en_stats = json.loads((seg / "en.json").read_text())
-    assert en_stats["requested_tool"] == "udpipe" and "no UDPipe model" in en_stats[
-        "fallback_reason"
-    ]
+    assert (
+        en_stats["requested_tool"] == "udpipe" and "no UDPipe model" in en_stats["fallback_reason"]
+    )
     for lang in ("en", "zh", "ja", "tl", "tr"):
         lines = (seg / f"{lang}.txt").read_text(encoding="utf-8").splitlines()
         assert lines and all(len(line.split(" ")) >= 7 for line in lines), lang
@@ -192,7 +192,9 @@ def test_run_segment_tools_tracking_and_rerun(project: Path) -> None:
     # One language's segmented file as the target: only its own job re-runs.
     (seg / "zh.txt").unlink()
     plan = planned_jobs(
-        snakemake(project, "--configfile", "config.yaml", "-n", "results/t/corpus/s0/segment/zh.txt")
+        snakemake(
+            project, "--configfile", "config.yaml", "-n", "results/t/corpus/s0/segment/zh.txt"
+        )
     )
     assert plan == {"segment": 1}
 
@@ -231,7 +233,12 @@ def test_failed_job_leaves_no_finished_output(project: Path, tmp_path: Path) -> 
     cfg["segment"]["udpipe"]["models"] = {}
     (work / "config.yaml").write_text(yaml.safe_dump(cfg))
     r = snakemake(
-        work, "--configfile", "config.yaml", "--cores", "1", "results/t/corpus/s0/segment/tl.txt",
+        work,
+        "--configfile",
+        "config.yaml",
+        "--cores",
+        "1",
+        "results/t/corpus/s0/segment/tl.txt",
         check=False,
     )
     assert r.returncode != 0

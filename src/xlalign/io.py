@@ -146,7 +146,7 @@ def iter_lines(path: PathLike, *, language: str | None = None) -> Iterator[str]:
     try:
         with open_binary(p) as raw:
             reader = io.BufferedReader(raw, buffer_size=1 << 20)  # type: ignore[arg-type]
-            for lineno, bline in enumerate(reader, start=1):  # noqa: B007
+            for lineno, bline in enumerate(reader, start=1):
                 try:
                     line = bline.decode("utf-8")
                 except UnicodeDecodeError as exc:

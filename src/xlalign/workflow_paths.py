@@ -64,7 +64,7 @@ def encoder_dir(cfg: Mapping[str, Any]) -> str:
 
 def dictionary_targets(cfg: Mapping[str, Any]) -> list[str]:
     """Bilingual dictionaries (English <-> each language) the configured sources give."""
-    from xlalign.embedded.dictionaries import freedict_package
+    from xlalign.embedded.dictionaries import freedict_source
 
     out: list[str] = []
     kinds = cfg["dictionaries"]["sources"]
@@ -73,7 +73,7 @@ def dictionary_targets(cfg: Mapping[str, Any]) -> list[str]:
             continue
         if "freedict" in kinds:
             try:
-                freedict_package("en", lang)
+                freedict_source("en", lang)
             except ConfigError:  # no FreeDict package for this pair in Debian
                 pass
             else:

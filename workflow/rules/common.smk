@@ -47,16 +47,19 @@ wildcard_constraints:
 
 
 def log_path(rule_name, *parts):
-    return "logs/" + "/".join([NAME, rule_name, *parts]) + ".log"
+    return str(Path("logs", NAME, rule_name, *parts)) + ".log"
 
 
 def bench_path(rule_name, *parts):
-    return f"{RES}/benchmarks/" + "/".join([rule_name, *parts]) + ".tsv"
+    return str(Path(RES, "benchmarks", rule_name, *parts)) + ".tsv"
 
 
 def source_files(wildcards):
     """Resource files the `sample` job of one language reads, in order."""
-    return [wp.source_file(src, wildcards.lang, config) for src in xlconfig.sources_for(config, wildcards.lang)]
+    return [
+        wp.source_file(src, wildcards.lang, config)
+        for src in xlconfig.sources_for(config, wildcards.lang)
+    ]
 
 
 def udpipe_model_input(wildcards):
@@ -67,7 +70,9 @@ def udpipe_model_input(wildcards):
 
 def all_targets():
     targets = [
-        f"{RES}/corpus/s{sseed}/segment/{lang}.txt" for sseed in SAMPLE_SEEDS for lang in LANGS
+        f"{RES}/corpus/s{sseed}/segment/{lang}.txt"
+        for sseed in SAMPLE_SEEDS
+        for lang in LANGS
     ]
     targets.append(wp.encoder_dir(config))
     targets += wp.dictionary_targets(config)
@@ -83,9 +88,10 @@ def lo_package(lang):
 
 
 def freedict_pkg(src, tgt):
-    from xlalign.embedded.dictionaries import freedict_package
+    """The Debian package holding src->tgt (possibly the reverse dictionary, inverted)."""
+    from xlalign.embedded.dictionaries import freedict_source
 
-    return freedict_package(src, tgt)
+    return freedict_source(src, tgt)[0]
 
 
 def download_params(kind, **fields):
@@ -137,19 +143,19 @@ def track_records(seed):
                         "job": f"resource/{src['type']}/{lang}",
                         "stage": "resource",
                         "language": lang,
-                        "stats": path.rsplit(".", 1)[0] + ".json",
+                        "stats": str(Path(path).with_suffix(".json")),
                         "benchmark": None,
                     }
                 )
     for path in wp.dictionary_targets(config):
         if path.startswith("resources/embedded/"):
-            name = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            name = Path(path).stem
             recs.append(
                 {
                     "job": f"resource/dictionary/{name}",
                     "stage": "resource",
                     "language": name.split(".")[0].split("-")[1],
-                    "stats": path.rsplit(".", 1)[0] + ".json",
+                    "stats": str(Path(path).with_suffix(".json")),
                     "benchmark": None,
                 }
             )
@@ -166,3 +172,9 @@ def track_records(seed):
             }
         )
     return recs
+
+
+def pypi_dir(requirement):
+    """Where the `pypi_package` rule unpacks ``name==version``."""
+    name, _, version = requirement.partition("==")
+    return f"resources/packages/pypi/{name}@{version}"

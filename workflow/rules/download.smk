@@ -11,10 +11,6 @@ rule downloads:
 rule download_cc100:
     output:
         "resources/download/cc100/{lang}.txt.xz",
-    params:
-        dl=lambda wc: download_params(
-            "cc100", lang=wc.lang, code=wp_cc100_code(wc.lang)
-        ),
     log:
         "logs/download/cc100/{lang}.log",
     benchmark:
@@ -25,6 +21,10 @@ rule download_cc100:
     resources:
         mem_mb=500,
         runtime=24 * 60,
+    params:
+        dl=lambda wc: download_params(
+            "cc100", lang=wc.lang, code=wp_cc100_code(wc.lang)
+        ),
     script:
         "../scripts/download.py"
 
@@ -32,8 +32,6 @@ rule download_cc100:
 rule download_wikipedia:
     output:
         "resources/download/wikipedia/{lang}.txt.gz",
-    params:
-        dl=lambda wc: download_params("wikipedia", lang=wc.lang),
     log:
         "logs/download/wikipedia/{lang}.log",
     benchmark:
@@ -44,6 +42,8 @@ rule download_wikipedia:
     resources:
         mem_mb=500,
         runtime=6 * 60,
+    params:
+        dl=lambda wc: download_params("wikipedia", lang=wc.lang),
     script:
         "../scripts/download.py"
 
@@ -51,22 +51,22 @@ rule download_wikipedia:
 rule download_muse:
     output:
         "resources/download/muse/{src}-{tgt}{split}.txt",
-    wildcard_constraints:
-        src="[a-z]{2}",
-        tgt="[a-z]{2}",
-        split="|\\.0-5000|\\.5000-6500",
-    params:
-        dl=lambda wc: download_params("muse", src=wc.src, tgt=wc.tgt, split=wc.split),
     log:
         "logs/download/muse/{src}-{tgt}{split}.log",
     benchmark:
         "logs/download/muse/{src}-{tgt}{split}.benchmark.tsv"
+    wildcard_constraints:
+        src="[a-z]{2}",
+        tgt="[a-z]{2}",
+        split="|\\.0-5000|\\.5000-6500",
     conda:
         f"{ENVS}/core.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=30,
+    params:
+        dl=lambda wc: download_params("muse", src=wc.src, tgt=wc.tgt, split=wc.split),
     script:
         "../scripts/download.py"
 
@@ -74,8 +74,6 @@ rule download_muse:
 rule download_semeval2017:
     output:
         "resources/download/semeval2017/semeval2017-task2.zip",
-    params:
-        dl=download_params("semeval2017"),
     log:
         "logs/download/semeval2017.log",
     benchmark:
@@ -86,6 +84,8 @@ rule download_semeval2017:
     resources:
         mem_mb=500,
         runtime=30,
+    params:
+        dl=download_params("semeval2017"),
     script:
         "../scripts/download.py"
 
@@ -93,8 +93,6 @@ rule download_semeval2017:
 rule download_fasttext:
     output:
         "resources/download/fasttext/cc.{lang}.300.vec.gz",
-    params:
-        dl=lambda wc: download_params("fasttext", lang=wc.lang),
     log:
         "logs/download/fasttext/{lang}.log",
     benchmark:
@@ -105,6 +103,8 @@ rule download_fasttext:
     resources:
         mem_mb=500,
         runtime=6 * 60,
+    params:
+        dl=lambda wc: download_params("fasttext", lang=wc.lang),
     script:
         "../scripts/download.py"
 
@@ -112,8 +112,6 @@ rule download_fasttext:
 rule download_opus100:
     output:
         "resources/download/opus100/opus-100-corpus-v1.0.tar.gz",
-    params:
-        dl=download_params("opus100"),
     log:
         "logs/download/opus100.log",
     benchmark:
@@ -124,6 +122,8 @@ rule download_opus100:
     resources:
         mem_mb=500,
         runtime=12 * 60,
+    params:
+        dl=download_params("opus100"),
     script:
         "../scripts/download.py"
 
@@ -131,8 +131,6 @@ rule download_opus100:
 rule download_udpipe:
     output:
         "resources/download/udpipe/{lang}.udpipe",
-    params:
-        dl=lambda wc: download_params("udpipe", filename=udpipe_filename(wc.lang)),
     log:
         "logs/download/udpipe/{lang}.log",
     benchmark:
@@ -143,6 +141,8 @@ rule download_udpipe:
     resources:
         mem_mb=500,
         runtime=30,
+    params:
+        dl=lambda wc: download_params("udpipe", filename=udpipe_filename(wc.lang)),
     script:
         "../scripts/download.py"
 
@@ -150,12 +150,6 @@ rule download_udpipe:
 rule download_hf_model:
     output:
         directory("resources/models/huggingface/{slug}@{revision}"),
-    params:
-        repo=lambda wc: wc.slug.replace("--", "/"),
-        revision=lambda wc: wc.revision,
-        endpoint=config["downloads"]["huggingface"]["endpoint"],
-        retries=config["downloads"]["retries"],
-        timeout=config["downloads"]["timeout"],
     log:
         "logs/download/huggingface/{slug}@{revision}.log",
     benchmark:
@@ -166,5 +160,11 @@ rule download_hf_model:
     resources:
         mem_mb=1000,
         runtime=2 * 60,
+    params:
+        repo=lambda wc: wc.slug.replace("--", "/"),
+        revision=lambda wc: wc.revision,
+        endpoint=config["downloads"]["huggingface"]["endpoint"],
+        retries=config["downloads"]["retries"],
+        timeout=config["downloads"]["timeout"],
     script:
         "../scripts/download_hf_model.py"

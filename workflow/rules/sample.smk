@@ -8,11 +8,6 @@ rule sample:
     output:
         txt=f"{RES}/corpus/s{{sseed}}/sample/{{lang}}.txt",
         stats=f"{RES}/corpus/s{{sseed}}/sample/{{lang}}.json",
-    params:
-        sources=lambda wc: xlconfig.sources_for(config, wc.lang),
-        max_sentences=config["corpus"]["max_sentences"],
-        strategy=config["corpus"]["strategy"],
-        max_paragraphs_scanned=config["corpus"]["max_paragraphs_scanned"],
     log:
         log_path("sample", "s{sseed}", "{lang}"),
     benchmark:
@@ -23,5 +18,10 @@ rule sample:
     resources:
         mem_mb=lambda wc, attempt: 2000 * attempt,
         runtime=lambda wc, attempt: 120 * attempt,
+    params:
+        sources=lambda wc: xlconfig.sources_for(config, wc.lang),
+        max_sentences=config["corpus"]["max_sentences"],
+        strategy=config["corpus"]["strategy"],
+        max_paragraphs_scanned=config["corpus"]["max_paragraphs_scanned"],
     script:
         "../scripts/sample.py"

@@ -9,14 +9,6 @@ rule segment:
     output:
         txt=f"{RES}/corpus/s{{sseed}}/segment/{{lang}}.txt",
         stats=f"{RES}/corpus/s{{sseed}}/segment/{{lang}}.json",
-    params:
-        tool=lambda wc: xlconfig.segment_tool(config, wc.lang),
-        fallback=config["segment"]["udpipe"]["fallback"],
-        min_tokens=lambda wc: xlconfig.segment_filter(config, wc.lang, "min_tokens"),
-        min_paragraph_sentences=lambda wc: xlconfig.segment_filter(
-            config, wc.lang, "min_paragraph_sentences"
-        ),
-        max_sentences=config["segment"]["max_sentences"],
     log:
         log_path("segment", "s{sseed}", "{lang}"),
     benchmark:
@@ -27,5 +19,13 @@ rule segment:
     resources:
         mem_mb=lambda wc, attempt: 3000 * attempt,
         runtime=lambda wc, attempt: 240 * attempt,
+    params:
+        tool=lambda wc: xlconfig.segment_tool(config, wc.lang),
+        fallback=config["segment"]["udpipe"]["fallback"],
+        min_tokens=lambda wc: xlconfig.segment_filter(config, wc.lang, "min_tokens"),
+        min_paragraph_sentences=lambda wc: xlconfig.segment_filter(
+            config, wc.lang, "min_paragraph_sentences"
+        ),
+        max_sentences=config["segment"]["max_sentences"],
     script:
         "../scripts/segment.py"

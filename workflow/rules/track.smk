@@ -11,13 +11,6 @@ rule track:
         lambda wc: [r.get("input", r["stats"]) for r in track_records(int(wc.seed))],
     output:
         f"{RES}/mlflow/seed{{seed}}.json",
-    params:
-        records=lambda wc: track_records(int(wc.seed)),
-        uri=config["tracking"]["uri"],
-        artifacts=config["tracking"]["artifacts"],
-        experiment=f"xlalign/{NAME}",
-        config_hash=CONFIG_HASH,
-        config=config,
     log:
         log_path("track", "seed{seed}"),
     conda:
@@ -26,5 +19,12 @@ rule track:
     resources:
         mem_mb=1000,
         runtime=30,
+    params:
+        records=lambda wc: track_records(int(wc.seed)),
+        uri=config["tracking"]["uri"],
+        artifacts=config["tracking"]["artifacts"],
+        experiment=f"xlalign/{NAME}",
+        config_hash=CONFIG_HASH,
+        config=config,
     script:
         "../scripts/track.py"

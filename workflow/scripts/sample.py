@@ -20,5 +20,8 @@ with job_logging(snakemake):
         seed=int(snakemake.wildcards.sseed),
         strategy=snakemake.params.strategy,
         max_paragraphs_scanned=snakemake.params.max_paragraphs_scanned,
-        sources=[{**s, "path": str(p)} for s, p in zip(snakemake.params.sources, snakemake.input, strict=True)],
+        sources=[
+            {**s, "path": str(p)}
+            for s, p in zip(snakemake.params.sources, snakemake.input, strict=True)
+        ],
     )
