@@ -33,7 +33,7 @@ $(STAMP): pyproject.toml | system-packages
 	touch $(STAMP)
 
 run: setup
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) all
+	$(BIN)/snakemake all --cores $(CORES) --configfile $(CONFIG)
 	@echo
 	@echo "results:      $$(pwd)/results/$$($(BIN)/python -c 'import yaml,sys; print(yaml.safe_load(open("$(CONFIG)"))["name"])')/"
 	@echo "MLflow store: $$(pwd)/results/mlflow.db"
