@@ -12,6 +12,7 @@ include: "workflow/rules/resources.smk"
 include: "workflow/rules/download.smk"
 include: "workflow/rules/sample.smk"
 include: "workflow/rules/segment.smk"
+include: "workflow/rules/extract.smk"
 include: "workflow/rules/track.smk"
 
 

@@ -94,3 +94,79 @@ def test_console_script_installed() -> None:
     assert r.returncode == 0
     for cmd in ("sample", "segment", "check-config", "download"):
         assert cmd in r.stdout
+
+
+@pytest.mark.parametrize("method", ["x2s-m", "aggregate"])
+def test_extract(tmp_path: Path, method: str) -> None:
+    from tiny_encoder import make_tiny_encoder
+
+    from xlalign.vectors import read_vec
+
+    corpus = tmp_path / "de.tok.txt"
+    lines = [
+        "der hund läuft schnell über die grüne wiese .",
+        "die katze schläft auf dem warmen sofa im haus .",
+        "der hund und die katze spielen im garten .",
+    ] * 10
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    enc = make_tiny_encoder(tmp_path / "enc", lines)
+    out = tmp_path / "out"
+    rc = main(
+        [
+            "-q",
+            "extract",
+            "--lang",
+            "de",
+            "--corpus",
+            str(corpus),
+            "--encoder",
+            str(enc),
+            "-o",
+            str(out),
+            "--method",
+            method,
+            "--layer",
+            "1",
+            "--min-count",
+            "5",
+            "--epochs",
+            "2",
+            "--subsample-t",
+            "0",
+        ]
+    )
+    assert rc == 0
+    words, vecs = read_vec(out / f"de.{method}.vec")
+    assert "hund" in words and "katze" in words and vecs.shape == (len(words), 32)
+    stats = json.loads((out / f"de.{method}.json").read_text())
+    assert stats["method"] == method and stats["words"] == len(words)
+    assert (out / f"de.{method}.npy").exists()
+
+
+def test_extract_bad_layer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tiny_encoder import make_tiny_encoder
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ein satz mit worten hier .\n" * 20, encoding="utf-8")
+    enc = make_tiny_encoder(tmp_path / "enc", ["ein satz mit worten hier ."])
+    rc = main(
+        [
+            "extract",
+            "--lang",
+            "de",
+            "--corpus",
+            str(corpus),
+            "--encoder",
+            str(enc),
+            "-o",
+            str(tmp_path / "o"),
+            "--layer",
+            "9",
+            "--min-count",
+            "1",
+        ]
+    )
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "layer" in err and "9" in err and "2" in err
+    assert not list((tmp_path / "o").glob("*.vec"))

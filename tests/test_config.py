@@ -154,3 +154,15 @@ def test_per_language_filters() -> None:
     assert "segment.per_language.fr" in msg
     msg = _bad({"segment.per_language": {"de": {"min_token": 3}}})
     assert "segment.per_language.de" in msg and "min_token" in msg
+
+
+def test_local_encoder(tmp_path: Path) -> None:
+    from xlalign.workflow_paths import encoder_dir
+
+    msg = _bad({"encoder": {"source": "local", "path": "enc"}}, tmp_path)
+    assert "encoder.path" in msg and "config.json" in msg
+    (tmp_path / "enc").mkdir()
+    (tmp_path / "enc" / "config.json").write_text("{}")
+    cfg = validate({**MINIMAL, "encoder": {"source": "local", "path": "enc"}}, base_dir=tmp_path)
+    assert encoder_dir(cfg) == "enc"
+    assert "only for source 'local'" in _bad({"encoder": {"path": "enc"}}, tmp_path)

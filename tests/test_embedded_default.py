@@ -83,3 +83,24 @@ def test_dictionaries_and_tracking(run: Path) -> None:
     } <= jobs
     # Nothing left to do afterwards.
     assert planned_jobs(snakemake(run, "-n", "all")) == {}
+
+
+@pytest.mark.slow
+def test_x2sm_vectors_for_every_language_and_cross_lingual(run: Path) -> None:
+    from xlalign.bli import evaluate_bli, random_baseline, read_dictionary
+    from xlalign.vectors import read_vec
+
+    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    spaces = {}
+    for lang in cfg["languages"]:
+        words, vecs = read_vec(run / f"results/embedded/static/seed1/x2s-m/{lang}.vec")
+        assert vecs.shape[1] == 384 and len(words) > 500, lang
+        stats = json.loads((run / f"results/embedded/static/seed1/x2s-m/{lang}.json").read_text())
+        losses = stats["curves"]["epoch_loss"]
+        assert losses[-1] < losses[0], lang  # it learned
+        spaces[lang] = (words, vecs)
+    dic = read_dictionary(run / "resources/embedded/dictionaries/en-de.freedict.txt")
+    res = evaluate_bli(*spaces["en"], *spaces["de"], dic)
+    # Raw (unmapped) retrieval is far above chance: the encoder's layer 6 is multilingual.
+    assert res.evaluated > 500
+    assert res.precision[1] > 20 * random_baseline(len(spaces["de"][0]))["p@1"]

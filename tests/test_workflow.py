@@ -113,11 +113,23 @@ def project(tmp_path_factory: pytest.TempPathFactory, udpipe_tr: Path) -> Path:
     for lang, sents in {"en": EN, "zh": ZH, "ja": JA, "tl": TL}.items():
         (data / f"{lang}.txt").write_text(_corpus(sents), encoding="utf-8")
     (data / "tr.txt").write_text(_corpus(turkish_raw_sentences(40)), encoding="utf-8")
+    from tiny_encoder import make_tiny_encoder
+
+    texts = [(data / f"{lang}.txt").read_text(encoding="utf-8") for lang in LANGS]
+    make_tiny_encoder(work / "encoder", texts)
     cfg = {
         "name": "t",
         "languages": ["en", "zh", "ja", "tl", "tr"],
         "seeds": [1, 2, 3],
-        "encoder": {"source": "huggingface", "name": "org/tiny"},
+        "encoder": {"source": "local", "path": str(work / "encoder")},
+        "extract": {
+            "layer": 1,
+            "vocab": {"min_count": 2},
+            "epochs": 2,
+            "batch_sentences": 8,
+            "subsample_t": 1e-3,
+            "aggregation": {"enabled": True, "max_contexts": 3},
+        },
         "corpus": {
             "max_sentences": 60,
             "sources": {
@@ -134,7 +146,10 @@ def project(tmp_path_factory: pytest.TempPathFactory, udpipe_tr: Path) -> Path:
     return work
 
 
-def _targets(seeds=(1, 2, 3), langs=("en", "zh", "ja", "tl", "tr")) -> list[str]:
+LANGS = ("en", "zh", "ja", "tl", "tr")
+
+
+def _targets(seeds=(1, 2, 3), langs=LANGS) -> list[str]:
     return [f"results/t/corpus/s0/segment/{lang}.txt" for lang in langs] + [
         f"results/t/mlflow/seed{s}.json" for s in seeds
     ]
@@ -170,7 +185,20 @@ def test_run_segment_tools_tracking_and_rerun(project: Path) -> None:
     parents = [r for r in runs if r.data.tags.get("xlalign.kind") == "parent"]
     children = [r for r in runs if r.data.tags.get("xlalign.kind") == "job"]
     assert sorted(r.data.tags["xlalign.seed"] for r in parents) == ["1", "2", "3"]
-    assert len(children) == 3 * 2 * 5  # seeds x stages x languages
+    # seeds x languages x (sample, segment, vocab, teacher, x2s-m, aggregate)
+    assert len(children) == 3 * 5 * 6
+    x2s = next(
+        r
+        for r in children
+        if r.data.tags["xlalign.job"] == "x2s-m/ja" and r.data.tags["xlalign.seed"] == "3"
+    )
+    assert len(client.get_metric_history(x2s.info.run_id, "curve.epoch_loss")) == 2
+    for seed in (1, 2, 3):
+        for method in ("x2s-m", "aggregate"):
+            from xlalign.vectors import read_vec
+
+            words, vecs = read_vec(project / f"results/t/static/seed{seed}/{method}/en.vec")
+            assert vecs.shape[1] == 32 and len(words) > 10
     seg_tr = next(
         r
         for r in children

