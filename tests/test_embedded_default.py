@@ -18,7 +18,7 @@ from test_workflow import ROOT, planned_jobs, snakemake
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("embedded")
-    snakemake(work, "--cores", "2", "all")
+    snakemake(work, "--cores", "2", "all", timeout=3600)  # ~15 min on 2 idle cores
     return work
 
 

@@ -56,11 +56,13 @@ def _corpus(sentences: list[str], n_docs: int = 12) -> str:
     return "\n\n".join(docs) + "\n"
 
 
-def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+def snakemake(
+    workdir: Path, *args: str, check: bool = True, timeout: float = 1200
+) -> subprocess.CompletedProcess:
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "HF_HUB_OFFLINE": "1"}
     cmd = [str(BIN / "snakemake"), "-s", str(ROOT / "Snakefile"), "--directory", str(workdir)]
     r = subprocess.run(
-        [*cmd, *args], capture_output=True, text=True, env=env, timeout=1200, cwd=workdir
+        [*cmd, *args], capture_output=True, text=True, env=env, timeout=timeout, cwd=workdir
     )
     if check and r.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{r.stdout}\n{r.stderr}")
