@@ -210,16 +210,7 @@ def _http_attempt(
             received = 0
             with (
                 part.open(mode) as out,
-                tqdm(
-                    total=total,
-                    initial=offset,
-                    unit="B",
-                    unit_scale=True,
-                    unit_divisor=1024,
-                    desc=desc,
-                    disable=not progress,
-                    leave=False,
-                ) as bar,
+                _byte_bar(total, desc, progress, initial=offset) as bar,
             ):
                 for chunk in resp.raw.stream(chunk_size, decode_content=False):
                     out.write(chunk)
@@ -229,6 +220,20 @@ def _http_attempt(
                 raise _Transient(f"short read: got {received} of {expected} bytes")
     except _NETWORK_ERRORS as exc:
         raise _Transient(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _byte_bar(total: int | None, desc: str, progress: bool, *, initial: int = 0) -> tqdm:
+    """A transfer progress bar in bytes (shared by HTTP and file:// copies)."""
+    return tqdm(
+        total=total,
+        initial=initial,
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1024,
+        desc=desc,
+        disable=not progress,
+        leave=False,
+    )
 
 
 def _copy_local(url: str, part: Path, *, chunk_size: int, progress: bool, desc: str) -> None:
@@ -243,15 +248,7 @@ def _copy_local(url: str, part: Path, *, chunk_size: int, progress: bool, desc: 
     with (
         source.open("rb") as src,
         part.open("wb") as out,
-        tqdm(
-            total=size,
-            unit="B",
-            unit_scale=True,
-            unit_divisor=1024,
-            desc=desc,
-            disable=not progress,
-            leave=False,
-        ) as bar,
+        _byte_bar(size, desc, progress) as bar,
     ):
         while chunk := src.read(chunk_size):
             out.write(chunk)

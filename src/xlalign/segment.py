@@ -97,6 +97,18 @@ class _ICUSentences:
             return []
         return [s for s in _icu_spans(self._sentences, paragraph) if not s.isspace()]
 
+    def tokens(self, sentence: str) -> list[str]:
+        raise NotImplementedError
+
+    def segment(self, paragraph: str) -> list[list[str]]:
+        """ICU sentences, each tokenised by the subclass; sentences without tokens dropped."""
+        out = []
+        for sentence in self.sentences(paragraph):
+            tokens = self.tokens(sentence)
+            if tokens:
+                out.append(tokens)
+        return out
+
 
 class ICUSegmenter(_ICUSentences):
     """ICU sentence and word break iterators (Appendix B: bn jv ka kk ml ms my sw th tl yo).
@@ -123,14 +135,6 @@ class ICUSegmenter(_ICUSentences):
         """Word and punctuation tokens of one sentence."""
         return [w for w in _icu_spans(self._words, sentence) if not w.isspace()]
 
-    def segment(self, paragraph: str) -> list[list[str]]:
-        out = []
-        for sentence in self.sentences(paragraph):
-            tokens = self.tokens(sentence)
-            if tokens:
-                out.append(tokens)
-        return out
-
 
 class ICUJiebaSegmenter(_ICUSentences):
     """ICU sentences, jieba tokens (Appendix B: zh). jieba's default dictionary and HMM
@@ -153,14 +157,6 @@ class ICUJiebaSegmenter(_ICUSentences):
     def tokens(self, sentence: str) -> list[str]:
         return [w for w in self._jieba.lcut(sentence, HMM=True) if w.strip()]
 
-    def segment(self, paragraph: str) -> list[list[str]]:
-        out = []
-        for sentence in self.sentences(paragraph):
-            tokens = self.tokens(sentence)
-            if tokens:
-                out.append(tokens)
-        return out
-
 
 class ICUFugashiSegmenter(_ICUSentences):
     """ICU sentences, fugashi (MeCab) tokens with the unidic-lite dictionary (Appendix B:
@@ -178,14 +174,6 @@ class ICUFugashiSegmenter(_ICUSentences):
 
     def tokens(self, sentence: str) -> list[str]:
         return [s for node in self._tagger(sentence) if (s := node.surface).strip()]
-
-    def segment(self, paragraph: str) -> list[list[str]]:
-        out = []
-        for sentence in self.sentences(paragraph):
-            tokens = self.tokens(sentence)
-            if tokens:
-                out.append(tokens)
-        return out
 
 
 # --------------------------------------------------------------------------- UDPipe
