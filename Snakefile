@@ -13,6 +13,8 @@ include: "workflow/rules/download.smk"
 include: "workflow/rules/sample.smk"
 include: "workflow/rules/segment.smk"
 include: "workflow/rules/extract.smk"
+include: "workflow/rules/align.smk"
+include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/track.smk"
 
 

@@ -177,6 +177,170 @@ def _cmd_download(args: argparse.Namespace) -> None:
     print(args.output)
 
 
+def _options(pairs: list[str] | None) -> dict:
+    """``key=value`` pairs (values parsed as YAML scalars) from repeated ``--option``."""
+    import yaml
+
+    from xlalign.errors import ConfigError
+
+    out: dict = {}
+    for item in pairs or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--option {item!r}: expected key=value")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def _cmd_map(args: argparse.Namespace) -> None:
+    from xlalign.lexical import map_pair
+
+    stats = map_pair(
+        src=args.src,
+        trg=args.trg,
+        src_out=args.src_out,
+        trg_out=args.trg_out,
+        dictionary=args.dictionary,
+        recipe=args.recipe,
+        options=_options(args.option),
+        seed=args.seed,
+        hub=args.hub,
+        max_words=args.max_words,
+        stats_path=args.stats,
+        device=args.device,
+    )
+    _report(stats, args)
+
+
+def _cmd_bli(args: argparse.Namespace) -> None:
+    from xlalign.bli import evaluate_bli, read_dictionary
+    from xlalign.lexical import load_space
+
+    (sw, sv), _ = load_space(args.src)
+    (tw, tv), _ = load_space(args.trg)
+    dic = read_dictionary(args.dictionary, lowercase=args.lowercase)
+    out = {}
+    for retrieval in args.retrieval:
+        res = evaluate_bli(
+            sw,
+            sv,
+            tw,
+            tv,
+            dic,
+            retrieval=retrieval,
+            csls_k=args.csls_k,
+            ks=tuple(args.k),
+            oov=args.oov,
+            device=args.device,
+        )
+        out[retrieval] = res.as_dict()
+    if args.output:
+        from xlalign.io import write_json
+
+        write_json(args.output, out)
+    json.dump(out, sys.stdout, indent=2, sort_keys=True)
+    sys.stdout.write("\n")
+
+
+def _cmd_induce(args: argparse.Namespace) -> None:
+    from xlalign.induction import induce_dictionary, induction_stats, write_induced
+    from xlalign.lexical import load_space
+
+    (sw, sv), _ = load_space(args.src)
+    (tw, tv), _ = load_space(args.trg)
+    pairs = induce_dictionary(
+        sw,
+        sv,
+        tw,
+        tv,
+        retrieval=args.retrieval,
+        csls_k=args.csls_k,
+        max_rank=args.max_rank,
+        mode=args.mode,
+        device=args.device,
+    )
+    write_induced(pairs, args.output)
+    _report(induction_stats(pairs), args)
+
+
+def _cmd_wordsim(args: argparse.Namespace) -> None:
+    from xlalign.errors import ConfigError
+    from xlalign.lexical import load_space
+    from xlalign.wordsim import evaluate_wordsim, read_semeval, read_similarity_file
+
+    spaces = {}
+    for item in args.space:
+        lang, sep, path = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--space {item!r}: expected LANG=PATH")
+        spaces[lang], _ = load_space(path)
+    datasets = [read_similarity_file(p) for p in args.dataset or []]
+    if args.semeval:
+        langs = sorted(spaces)
+        datasets += read_semeval(args.semeval, langs)
+    if not datasets:
+        raise ConfigError("give --dataset FILE and/or --semeval ZIP")
+    out = []
+    for ds in datasets:
+        langs = list(ds.languages)
+        if any(lang not in spaces for lang in langs):
+            continue
+        second = spaces[langs[1]] if len(langs) > 1 else None
+        res = evaluate_wordsim(ds, spaces[langs[0]], second, oov=args.oov)
+        out.append({"dataset": ds.name, "languages": langs, **res.as_dict()})
+    json.dump(out, sys.stdout, indent=2, sort_keys=True)
+    sys.stdout.write("\n")
+
+
+def _cmd_split_dictionary(args: argparse.Namespace) -> None:
+    from xlalign.lexical import build_split
+
+    out = Path(args.output_dir)
+    parts = {
+        "train": "train.txt",
+        "valid": "valid.txt",
+        "test": "test.txt",
+        "reverse_valid": "valid.reverse.txt",
+        "reverse_test": "test.reverse.txt",
+    }
+    stats = build_split(
+        language=args.lang,
+        hub=args.hub,
+        pool=args.dictionary,
+        hub_vocab=args.hub_vocab,
+        vocab=args.vocab,
+        test=args.test,
+        reverse_test=args.reverse_test,
+        outputs={k: out / v for k, v in parts.items()},
+        stats_path=out / "split.json",
+        options={
+            "test_fraction": args.test_fraction,
+            "test_max_words": args.test_max_words,
+            "valid_fraction": args.valid_fraction,
+            "valid_max_words": args.valid_max_words,
+            "max_rank": args.max_rank,
+            "seed": args.seed,
+            "overlap": args.overlap,
+        },
+    )
+    _report(stats, args)
+
+
+def _cmd_tables(args: argparse.Namespace) -> None:
+    from xlalign.lexical import read_records
+    from xlalign.tables import write_tables
+
+    written = write_tables(
+        read_records(args.bli),
+        read_records(args.wordsim or []),
+        args.output_dir,
+        spaces=args.spaces,
+        metric=args.metric,
+        retrieval=args.retrieval,
+    )
+    _report({"written": written}, args)
+
+
 def _stats_path(output: str) -> str:
     p = Path(output)
     return str(p.with_name(p.name.rsplit(".", 1)[0] + ".json"))
@@ -248,6 +412,97 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-tokens", type=int, default=8192)
     p.add_argument("--seed", type=int, default=1)
     p.set_defaults(func=_cmd_extract)
+
+    p = sub.add_parser(
+        "map",
+        help="VecMap: map two embedding spaces into a shared one (map_embeddings.py style)",
+    )
+    p.add_argument("src", help="source embeddings (.vec, .vec.gz or .npy with .vocab.txt)")
+    p.add_argument("trg", help="target embeddings")
+    p.add_argument("src_out", help="mapped source embeddings (.vec)")
+    p.add_argument("trg_out", help="mapped target embeddings (.vec)")
+    p.add_argument(
+        "--recipe",
+        default="supervised",
+        help="supervised, semi-supervised, identical, unsupervised (= acl2018), aaai2018, "
+        "acl2017 or orthogonal: the public tool's presets",
+    )
+    p.add_argument("--dictionary", "-d", help="'source target' pairs (supervised, semi-supervised)")
+    p.add_argument(
+        "--option", action="append", metavar="KEY=VALUE", help="override a recipe option"
+    )
+    p.add_argument(
+        "--hub",
+        action="store_true",
+        help="keep the target in its own (normalised) space and express the source in it",
+    )
+    p.add_argument("--max-words", type=int, help="read only the most frequent rows")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--stats", help="write the mapping's stats JSON here")
+    p.add_argument("--device", help="torch device (default: cuda if available, else cpu)")
+    p.set_defaults(func=_cmd_map)
+
+    p = sub.add_parser("bli", help="bilingual lexicon induction: P@k and MRR, NN and CSLS")
+    p.add_argument("src", help="query-side embeddings (already in a shared space)")
+    p.add_argument("trg", help="target-side embeddings")
+    p.add_argument("--dictionary", "-d", required=True, help="MUSE test dictionary")
+    p.add_argument("--retrieval", nargs="+", choices=["nn", "csls"], default=["nn", "csls"])
+    p.add_argument("--csls-k", type=int, default=10)
+    p.add_argument("--k", type=int, nargs="+", default=[1, 5, 10])
+    p.add_argument("--oov", choices=["skip", "miss"], default="skip")
+    p.add_argument("--lowercase", action="store_true", help="lowercase the dictionary")
+    p.add_argument("--output", "-o", help="also write the results JSON here")
+    p.add_argument("--device")
+    p.set_defaults(func=_cmd_bli)
+
+    p = sub.add_parser(
+        "induce", help="induce a dictionary from two aligned spaces (CSLS, mutual NN)"
+    )
+    p.add_argument("src")
+    p.add_argument("trg")
+    p.add_argument("--output", "-o", required=True, help="MUSE-format dictionary")
+    p.add_argument("--retrieval", choices=["nn", "csls"], default="csls")
+    p.add_argument("--csls-k", type=int, default=10)
+    p.add_argument("--max-rank", type=int, default=20000, help="most frequent words only")
+    p.add_argument("--mode", choices=["mutual", "forward", "union"], default="mutual")
+    p.add_argument("--device")
+    p.set_defaults(func=_cmd_induce)
+
+    p = sub.add_parser("wordsim", help="word similarity (SemEval-2017 Task 2, SimLex, WordSim)")
+    p.add_argument(
+        "--space", action="append", required=True, metavar="LANG=PATH", help="repeatable"
+    )
+    p.add_argument("--dataset", action="append", help="a similarity file (SimLex/WS353/RG/MEN)")
+    p.add_argument("--semeval", help="the SemEval-2017 Task 2 zip")
+    p.add_argument("--oov", choices=["skip", "fill"], default="skip")
+    p.set_defaults(func=_cmd_wordsim)
+
+    p = sub.add_parser("split-dictionary", help="train/valid/test split with disjoint source words")
+    p.add_argument("--lang", required=True)
+    p.add_argument("--hub", default="en")
+    p.add_argument("--dictionary", action="append", required=True, help="hub-lang pairs")
+    p.add_argument("--hub-vocab", required=True, help="vocabulary TSV of the hub language")
+    p.add_argument("--vocab", required=True, help="vocabulary TSV of the language")
+    p.add_argument("--test", help="a given test dictionary (e.g. MUSE .5000-6500)")
+    p.add_argument("--reverse-test", help="a given reverse test dictionary")
+    p.add_argument("--output-dir", "-o", required=True)
+    p.add_argument("--test-fraction", type=float, default=0.25)
+    p.add_argument("--test-max-words", type=int, default=1500)
+    p.add_argument("--valid-fraction", type=float, default=0.1)
+    p.add_argument("--valid-max-words", type=int, default=500)
+    p.add_argument("--max-rank", type=int)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--overlap", choices=["drop", "error"], default="drop")
+    p.set_defaults(func=_cmd_split_dictionary)
+
+    p = sub.add_parser("tables", help="the paper's Tables 1, 2, 5, 6, 7 from result records")
+    p.add_argument("--bli", nargs="+", required=True, help="BLI record JSON files")
+    p.add_argument("--wordsim", nargs="*", help="word-similarity record JSON files")
+    p.add_argument("--spaces", nargs="+", help="spaces in table order (default: all)")
+    p.add_argument("--metric", default="p@1", choices=["p@1", "p@5", "p@10", "mrr"])
+    p.add_argument("--retrieval", default="csls", choices=["nn", "csls"])
+    p.add_argument("--output-dir", "-o", required=True)
+    p.set_defaults(func=_cmd_tables)
 
     p = sub.add_parser("check-config", help="validate a workflow config (defaults filled)")
     p.add_argument("configfile")

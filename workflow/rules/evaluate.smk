@@ -1,0 +1,99 @@
+# Lexical evaluation (paper section 3.2): BLI against the hub in both directions (MUSE
+# conventions, NN and CSLS), word similarity (SemEval-2017 Task 2, English sets), and the
+# paper's Tables 1, 2, 5, 6 and 7 over every compared space and seed.
+
+
+rule bli:
+    input:
+        space=lambda wc: space_file(wc.space, wc.seed, wc.lang),
+        hub=lambda wc: space_file(wc.space, wc.seed, HUB),
+        dictionaries=lambda wc: list(bli_dictionaries(wc.seed, wc.lang, "test").values()),
+    output:
+        f"{RES}/eval/seed{{seed}}/bli/{{space}}/{{lang}}.json",
+    log:
+        log_path("bli", "seed{seed}", "{space}", "{lang}"),
+    benchmark:
+        bench_path("bli", "seed{seed}", "{space}", "{lang}")
+    wildcard_constraints:
+        space="|".join(SPACES) or "none",
+        lang="|".join(OTHERS) or "none",
+    conda:
+        f"{ENVS}/torch.yaml"
+    threads: workflow.cores
+    resources:
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        runtime=lambda wc, attempt: 60 * attempt,
+    params:
+        hub=HUB,
+        dictionaries=lambda wc: bli_dictionaries(wc.seed, wc.lang, "test"),
+        retrieval=config["evaluate"]["retrieval"],
+        csls_k=config["evaluate"]["csls_k"],
+        ks=config["evaluate"]["ks"],
+        oov=config["evaluate"]["oov"],
+    script:
+        "../scripts/bli.py"
+
+
+rule wordsim:
+    input:
+        unpack(lambda wc: wordsim_inputs()),
+        spaces=lambda wc: [space_file(wc.space, wc.seed, lang) for lang in LANGS],
+    output:
+        f"{RES}/eval/seed{{seed}}/wordsim/{{space}}.json",
+    log:
+        log_path("wordsim", "seed{seed}", "{space}"),
+    benchmark:
+        bench_path("wordsim", "seed{seed}", "{space}")
+    wildcard_constraints:
+        space="|".join(SPACES) or "none",
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 4000 * attempt,
+        runtime=lambda wc, attempt: 30 * attempt,
+    params:
+        languages=LANGS,
+        english_sets=config["evaluate"]["wordsim"]["english_sets"],
+        oov=config["evaluate"]["wordsim"]["oov"],
+    script:
+        "../scripts/wordsim.py"
+
+
+rule tables:
+    input:
+        bli=[
+            bli_record(seed, space, lang)
+            for seed in SEEDS
+            for space in SPACES
+            for lang in OTHERS
+        ],
+        wordsim=(
+            [f"{RES}/eval/seed{seed}/wordsim/{space}.json" for seed in SEEDS for space in SPACES]
+            if wordsim_wanted()
+            else []
+        ),
+        selection=[
+            f"{RES}/spaces/seed{seed}/{space}/{lang}.json"
+            for seed in SEEDS
+            for space in ALIGNED
+            if space in SPACES
+            for lang in LANGS
+        ],
+    output:
+        md=f"{RES}/tables/tables.md",
+        stats=f"{RES}/tables/tables.json",
+    log:
+        log_path("tables", "all"),
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        spaces=SPACES,
+        metric=config["evaluate"]["tables"]["metric"],
+        retrieval=config["evaluate"]["tables"]["retrieval"],
+    script:
+        "../scripts/tables.py"

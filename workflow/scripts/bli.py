@@ -1,0 +1,26 @@
+"""Snakemake job: BLI of one space and language against the hub, both directions."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
+
+from xlalign.jobs import job_logging
+from xlalign.lexical import bli_record
+
+with job_logging(snakemake):
+    p = snakemake.params
+    bli_record(
+        space_name=snakemake.wildcards.space,
+        seed=int(snakemake.wildcards.seed),
+        language=snakemake.wildcards.lang,
+        hub=p.hub,
+        space=snakemake.input.space,
+        hub_space=snakemake.input.hub,
+        dictionaries=p.dictionaries,
+        out_path=snakemake.output[0],
+        retrievals=p.retrieval,
+        csls_k=p.csls_k,
+        ks=p.ks,
+        oov=p.oov,
+    )

@@ -1,0 +1,24 @@
+"""Snakemake job: map one language's static space into the hub's with VecMap."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
+
+from xlalign.jobs import job_logging
+from xlalign.lexical import map_to_hub
+
+with job_logging(snakemake):
+    dictionary = snakemake.input.dictionary
+    map_to_hub(
+        language=snakemake.wildcards.lang,
+        hub=snakemake.params.hub,
+        space=snakemake.input.space,
+        hub_space=snakemake.input.hub,
+        dictionary=dictionary[0] if len(dictionary) else None,
+        recipe=snakemake.params.recipe,
+        options=snakemake.params.options,
+        seed=int(snakemake.wildcards.seed),
+        out_stem=snakemake.output.npy,
+        stats_path=snakemake.output.stats,
+    )

@@ -1,0 +1,28 @@
+"""Snakemake job: the induction space of one language mapped into the hub without a
+dictionary (the paper's fastText + unsupervised VecMap)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
+
+from xlalign.jobs import job_logging
+from xlalign.lexical import map_to_hub
+
+with job_logging(snakemake):
+    ind = snakemake.params.induce
+    fasttext = ind["space"] == "fasttext"
+    map_to_hub(
+        language=snakemake.wildcards.lang,
+        hub=snakemake.params.hub,
+        space=snakemake.input.space,
+        hub_space=snakemake.input.hub,
+        dictionary=None,
+        recipe=ind["recipe"],
+        options=ind["options"],
+        seed=int(snakemake.wildcards.seed),
+        out_stem=snakemake.output.npy,
+        stats_path=snakemake.output.stats,
+        max_words=ind["max_words"] if fasttext else None,
+        lowercase=ind["lowercase"] and fasttext,
+    )

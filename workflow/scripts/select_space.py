@@ -1,0 +1,31 @@
+"""Snakemake job: keep the mapped or the unmapped space of one language (validation BLI)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
+
+from xlalign.jobs import job_logging
+from xlalign.lexical import select_space
+from xlalign.vecmap import recipe_args
+
+with job_logging(snakemake):
+    sel = snakemake.params.selection
+    args = recipe_args(snakemake.params.recipe, **snakemake.params.options)
+    select_space(
+        language=snakemake.wildcards.lang,
+        hub=snakemake.params.hub,
+        mapped=snakemake.input.mapped,
+        unmapped=snakemake.input.unmapped,
+        hub_space=snakemake.input.hub,
+        valid=snakemake.params.valid,
+        normalize=list(args.normalize),
+        out_stem=snakemake.output.npy,
+        vec_path=snakemake.output.vec,
+        stats_path=snakemake.output.stats,
+        metric=sel["metric"],
+        retrieval=sel["retrieval"],
+        csls_k=snakemake.params.csls_k,
+        min_margin=sel["min_margin"],
+        enabled=sel["enabled"],
+    )
