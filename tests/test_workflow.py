@@ -143,6 +143,9 @@ def project(tmp_path_factory: pytest.TempPathFactory, udpipe_tr: Path) -> Path:
             "udpipe": {"download": False, "fallback": "icu", "models": {"tr": str(udpipe_tr)}}
         },
         "dictionaries": {"sources": []},
+        # The lexical stage has its own tests (test_workflow_lexical.py).
+        "align": {"enabled": False},
+        "evaluate": {"spaces": []},
     }
     (work / "config.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
     return work

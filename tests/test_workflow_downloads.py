@@ -60,6 +60,8 @@ def test_download_rules_feed_the_stages(tmp_path: Path, tiny_bert: dict[str, byt
             "corpus": {"max_sentences": 50},
             "extract": {"layer": 1, "vocab": {"min_count": 2}, "epochs": 1},
             "dictionaries": {"sources": []},
+            "align": {"enabled": False},
+            "evaluate": {"spaces": []},
             "downloads": {
                 "retries": 2,
                 "cc100": {

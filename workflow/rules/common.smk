@@ -238,6 +238,8 @@ def gold_dictionaries(wildcards):
         for p in wp.dictionary_targets(config)
         if Path(p).name.startswith(f"{HUB}-{lang}.") and "/muse/" not in p
     ]
+    if lang in config["dictionaries"]["files"]:
+        pool.append(config["dictionaries"]["files"][lang])
     out = {"pool": pool}
     if "muse" in kinds and lang in wp.MUSE_LANGUAGES:
         muse = "resources/download/muse"

@@ -1,0 +1,31 @@
+"""Snakemake job: the paper's Tables 1, 2, 5, 6 and 7 over every compared space and seed."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
+
+from xlalign.io import read_json, write_json
+from xlalign.jobs import job_logging
+from xlalign.tables import load_records, write_tables
+
+with job_logging(snakemake):
+    p = snakemake.params
+    out_dir = Path(snakemake.output.md).parent
+    written = write_tables(
+        load_records(list(snakemake.input.bli)),
+        load_records(list(snakemake.input.wordsim)),
+        out_dir,
+        spaces=list(p.spaces),
+        metric=p.metric,
+        retrieval=p.retrieval,
+    )
+    selection = {}
+    for path in snakemake.input.selection:
+        s = read_json(path)
+        selection[f"{Path(path).parent.parent.name}/{Path(path).parent.name}/{s['language']}"] = {
+            "chosen": s["chosen"],
+            "reason": s["reason"],
+        }
+    written["selection"] = selection
+    write_json(snakemake.output.stats, written)
