@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from xlalign.errors import InputError
-from xlalign.vectors import npy_paths, read_npy, read_vec, write_npy, write_vec
+from xlalign.errors import ConfigError, InputError
+from xlalign.vectors import check_space, npy_paths, read_npy, read_vec, write_npy, write_vec
 
 WORDS = ["the", "katze", "кошка", "猫", ",", "don't"]
 
@@ -157,3 +158,48 @@ def test_write_npy_is_atomic(tmp_path: Path) -> None:
     words, mat = read_npy(stem)
     assert words == ["a"] and mat.tolist() == [[1.0, 1.0, 1.0]]
     assert sorted(os.listdir(tmp_path)) == ["v.npy", "v.vocab.txt"]
+
+
+def test_check_space_keeps_a_clean_space_as_is() -> None:
+    mat = _matrix()
+    words, vecs, report = check_space(WORDS, mat, where="en.vec")
+    assert words == WORDS and vecs is mat
+    assert report == {"rows": 6, "kept": 6, "zero_rows": 0, "examples": []}
+
+
+def test_check_space_drops_zero_rows_with_one_warning(caplog: pytest.LogCaptureFixture) -> None:
+    mat = _matrix()
+    mat[[1, 4]] = 0.0
+    mat[5, 0] = -0.0
+    mat[5, 1:] = 0.0
+    with caplog.at_level(logging.WARNING, logger="xlalign.vectors"):
+        words, vecs, report = check_space(WORDS, mat, where="de.vec")
+    assert words == ["the", "кошка", "猫"]
+    np.testing.assert_array_equal(vecs, mat[[0, 2, 3]])
+    assert report == {"rows": 6, "kept": 3, "zero_rows": 3, "examples": ["katze", ",", "don't"]}
+    assert len(caplog.records) == 1
+    assert "de.vec: dropped 3 of 6 rows of zero norm" in caplog.records[0].getMessage()
+    with pytest.raises(
+        InputError, match=r"de\.vec: 3 of 6 rows have zero norm \(e\.g\. 'katze', row 2\)"
+    ):
+        check_space(WORDS, mat, where="de.vec", zero="error")
+    with pytest.raises(ConfigError, match="zero: unknown policy 'keep'"):
+        check_space(WORDS, mat, where="de.vec", zero="keep")
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_check_space_rejects_non_finite_values(bad: float) -> None:
+    mat = _matrix()
+    mat[3, 2] = bad
+    mat[5, 0] = bad
+    with pytest.raises(
+        InputError, match=r"ru\.vec: word '猫' \(row 4\) has a non-finite value.*2 of 6"
+    ):
+        check_space(WORDS, mat, where="ru.vec")
+
+
+def test_check_space_rejects_duplicates_and_bad_shapes() -> None:
+    with pytest.raises(InputError, match=r"x: duplicate word 'the' at rows 1 and 3"):
+        check_space(["the", "a", "the"], np.ones((3, 2)), where="x")
+    with pytest.raises(InputError, match=r"x: expected a \(2, dim\) matrix"):
+        check_space(["a", "b"], np.ones((3, 2)), where="x")

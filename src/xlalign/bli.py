@@ -2,23 +2,55 @@
 
 MUSE's conventions: a test dictionary has one ``source target`` pair per line, several
 lines per source word for several gold translations; a source word counts as correct at k
-when any of its gold translations is among its k nearest target words. Only pairs whose
-two words are both in the vocabularies are evaluated (MUSE's OOV policy); the coverage is
-reported beside the scores so that numbers over different vocabularies are not confused.
-Retrieval is batched so large vocabularies fit in memory, on a GPU when there is one.
+when any of its gold translations is among its k nearest target words.
+
+Retrieval is by cosine (``"nn"``) or by CSLS (``"csls"``, Conneau et al. 2018):
+``CSLS(x, y) = 2 cos(x, y) - r_T(x) - r_S(y)``, where ``r_T(x)`` is the mean cosine of the
+source word ``x`` to its ``k`` nearest target words and ``r_S(y)`` the mean cosine of the
+target word ``y`` to its ``k`` nearest source words, both over the whole vocabularies.
+CSLS penalises "hubs", target words that are near many source words.
+
+Ranks are exact: the rank of a query is ``1 +`` the number of target words scoring
+strictly higher than its best-scoring gold translation, over the full target vocabulary
+(ties count in the query's favour; with float vectors there are none in practice). P@k is
+the share of queries of rank at most k; MRR the mean of ``1 / rank``.
+
+Out-of-vocabulary (OOV) policy, ``oov``:
+
+* ``"skip"`` (MUSE): only source words that are in the source vocabulary and have at least
+  one gold translation in the target vocabulary are evaluated; P@k and MRR are over those.
+  The coverage is reported beside the scores so that numbers over different vocabularies
+  are not confused.
+* ``"miss"``: the same words are retrieved, but every other dictionary source word counts
+  as a miss, so P@k and MRR are over all source words of the dictionary (comparable across
+  vocabularies of different sizes).
+
+Retrieval is batched over query rows (and the CSLS penalties over target rows), each block
+holding ``rows x vocabulary`` scores, so two 200,000-word spaces fit in a few GB; it runs
+on a GPU when there is one.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
+from tqdm import tqdm
 
-from xlalign.errors import InputError
+from xlalign.contextual import resolve_device
+from xlalign.errors import ConfigError, InputError
 from xlalign.io import PathLike, iter_lines
+
+RETRIEVALS = ("nn", "csls")
+OOV_POLICIES = ("skip", "miss")
+
+#: Scores held at once per block when ``batch_size`` is not given (float32).
+_BLOCK_BYTES = 256 << 20
+_MAX_BLOCK_ROWS = 4096
 
 
 def read_dictionary(path: PathLike, *, lowercase: bool = False) -> dict[str, list[str]]:
@@ -43,28 +75,216 @@ def read_dictionary(path: PathLike, *, lowercase: bool = False) -> dict[str, lis
 
 @dataclass(frozen=True)
 class BLIResult:
+    """Scores of one BLI run and what they were computed over."""
+
     precision: dict[int, float]  # k -> P@k
-    evaluated: int  # source words with at least one in-vocabulary gold translation
+    evaluated: int  # source words retrieved (in vocabulary, some gold in vocabulary)
     total: int  # source words in the dictionary
-    retrieval: str
+    retrieval: str  # "nn" or "csls"
+    mrr: float = 0.0  # mean reciprocal rank of the best-ranked gold translation
+    csls_k: int | None = None  # neighbourhood size of CSLS (None for "nn")
+    oov: str = "skip"  # OOV policy: "skip" (MUSE) or "miss"
+    pairs_total: int = 0  # distinct (source, target) pairs in the dictionary
+    pairs_in_vocab: int = 0  # pairs with both words in the vocabularies
+    skipped_src_oov: int = 0  # source words not in the source vocabulary
+    skipped_gold_oov: int = 0  # source words in vocabulary whose golds are all OOV
+    #: rank (1 = correct at 1) of every evaluated source word, in dictionary order
+    ranks: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def coverage(self) -> float:
+        """Share of dictionary source words that were evaluated."""
         return self.evaluated / self.total if self.total else 0.0
 
-    def as_dict(self) -> dict[str, float | int | str]:
-        out: dict[str, float | int | str] = {f"p@{k}": v for k, v in self.precision.items()}
+    @property
+    def pair_coverage(self) -> float:
+        """Share of dictionary pairs with both words in the vocabularies."""
+        return self.pairs_in_vocab / self.pairs_total if self.pairs_total else 0.0
+
+    @property
+    def denominator(self) -> int:
+        """Number of source words P@k and MRR are averaged over (depends on ``oov``)."""
+        return self.total if self.oov == "miss" else self.evaluated
+
+    def as_dict(self) -> dict[str, float | int | str | None]:
+        out: dict[str, float | int | str | None] = {f"p@{k}": v for k, v in self.precision.items()}
         out.update(
+            mrr=self.mrr,
+            retrieval=self.retrieval,
+            csls_k=self.csls_k,
+            oov=self.oov,
             evaluated=self.evaluated,
             total=self.total,
+            denominator=self.denominator,
             coverage=self.coverage,
-            retrieval=self.retrieval,
+            pairs_total=self.pairs_total,
+            pairs_in_vocab=self.pairs_in_vocab,
+            pair_coverage=self.pair_coverage,
+            skipped_src_oov=self.skipped_src_oov,
+            skipped_gold_oov=self.skipped_gold_oov,
         )
         return out
 
 
-def _normalise(x: torch.Tensor) -> torch.Tensor:
+# --------------------------------------------------------------------------- shared helpers
+
+
+def check_space_pair(
+    src_words: Sequence[str],
+    src_vecs: np.ndarray,
+    tgt_words: Sequence[str],
+    tgt_vecs: np.ndarray,
+) -> None:
+    """Refuse spaces that retrieval cannot use: shapes, dimensions, NaN, duplicate words."""
+    for side, words, vecs in (("source", src_words, src_vecs), ("target", tgt_words, tgt_vecs)):
+        shape = getattr(vecs, "shape", None)
+        if shape is None or len(shape) != 2 or shape[0] != len(words):
+            raise InputError(
+                f"{side} space: expected a ({len(words)}, dim) matrix for {len(words)} words, "
+                f"got shape {shape}"
+            )
+        if not words:
+            raise InputError(f"{side} space: no words; expected a non-empty vocabulary")
+        if len(set(words)) != len(words):
+            dup = next(w for w, n in Counter(words).items() if n > 1)
+            raise InputError(f"{side} space: duplicate word {dup!r}; expected each word once")
+        if not np.isfinite(vecs).all():
+            raise InputError(
+                f"{side} space: non-finite values (NaN or inf); check it with "
+                "xlalign.vectors.check_space"
+            )
+    if src_vecs.shape[1] != tgt_vecs.shape[1]:
+        raise InputError(
+            f"spaces of different dimension: source {src_vecs.shape[1]}, target {tgt_vecs.shape[1]}"
+        )
+
+
+def check_retrieval(retrieval: str, csls_k: int) -> None:
+    """Refuse an unknown retrieval method or a CSLS neighbourhood below 1."""
+    if retrieval not in RETRIEVALS:
+        raise ConfigError(f"retrieval: unknown method {retrieval!r}; expected one of {RETRIEVALS}")
+    if retrieval == "csls" and (not isinstance(csls_k, int) or csls_k < 1):
+        raise ConfigError(f"csls_k: expected a positive integer, got {csls_k!r}")
+
+
+def block_rows(n_cols: int, batch_size: int | None) -> int:
+    """Rows per block of ``rows x n_cols`` scores: ``batch_size``, or ~256 MiB of floats."""
+    if batch_size is not None:
+        if batch_size < 1:
+            raise ConfigError(f"batch_size: expected a positive integer, got {batch_size}")
+        return batch_size
+    return max(1, min(_MAX_BLOCK_ROWS, _BLOCK_BYTES // (4 * max(n_cols, 1))))
+
+
+def unit_rows(vecs: np.ndarray, device: torch.device) -> torch.Tensor:
+    """Rows scaled to unit length (float32 on ``device``); a zero row stays zero."""
+    x = torch.as_tensor(np.asarray(vecs), dtype=torch.float32, device=device)
     return x / x.norm(dim=1, keepdim=True).clamp_min(1e-12)
+
+
+def mean_topk_similarity(
+    queries: torch.Tensor,
+    keys: torch.Tensor,
+    k: int,
+    *,
+    batch_size: int | None = None,
+    progress: bool = False,
+    desc: str = "CSLS neighbourhood",
+) -> torch.Tensor:
+    """For every (unit) query row, the mean cosine to its ``k`` nearest (unit) key rows.
+
+    ``k`` is capped at the number of keys. Batched over query rows.
+    """
+    k = min(k, keys.shape[0])
+    out = torch.empty(queries.shape[0], dtype=torch.float32, device=queries.device)
+    rows = block_rows(keys.shape[0], batch_size)
+    for start in tqdm(
+        range(0, queries.shape[0], rows), desc=desc, unit="block", disable=not progress
+    ):
+        sims = queries[start : start + rows] @ keys.T
+        out[start : start + rows] = sims.topk(k, dim=1).values.mean(dim=1)
+    return out
+
+
+def csls_penalties(
+    src: torch.Tensor,
+    tgt: torch.Tensor,
+    k: int,
+    *,
+    src_rows: torch.Tensor | None = None,
+    batch_size: int | None = None,
+    progress: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """CSLS's hubness terms ``(r_T, r_S)`` of two spaces of unit rows.
+
+    ``r_T[i]``: mean cosine of source row ``i`` (of ``src_rows`` when given, else of every
+    row) to its ``k`` nearest target rows; ``r_S[j]``: mean cosine of target row ``j`` to
+    its ``k`` nearest source rows over *all* of ``src``.
+    """
+    queries = src if src_rows is None else src[src_rows]
+    r_t = mean_topk_similarity(
+        queries, tgt, k, batch_size=batch_size, progress=progress, desc="CSLS r_T"
+    )
+    r_s = mean_topk_similarity(
+        tgt, src, k, batch_size=batch_size, progress=progress, desc="CSLS r_S"
+    )
+    return r_t, r_s
+
+
+def score_block(
+    queries: torch.Tensor,
+    keys: torch.Tensor,
+    r_queries: torch.Tensor | None = None,
+    r_keys: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Scores of query rows against all key rows: cosine, or CSLS when penalties are given."""
+    scores = queries @ keys.T
+    if r_keys is not None:
+        scores.mul_(2).sub_(r_keys[None, :])
+        if r_queries is not None:
+            scores.sub_(r_queries[:, None])
+    return scores
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+@dataclass
+class _Plan:
+    queries: list[int]  # source rows to retrieve
+    words: list[str]  # their words
+    golds: list[list[int]]  # target rows of their in-vocabulary golds
+    pairs_total: int
+    pairs_in_vocab: int
+    src_oov: int  # source words not in the source vocabulary
+    gold_oov: int  # in-vocabulary source words whose golds are all OOV
+    tgt_oov_words: int  # distinct gold words not in the target vocabulary
+
+
+def _plan(
+    src_words: Sequence[str], tgt_words: Sequence[str], dictionary: dict[str, list[str]]
+) -> _Plan:
+    src_index = {w: i for i, w in enumerate(src_words)}
+    tgt_index = {w: i for i, w in enumerate(tgt_words)}
+    plan = _Plan([], [], [], 0, 0, 0, 0, 0)
+    tgt_oov: set[str] = set()
+    for src, tgts in dictionary.items():
+        unique = list(dict.fromkeys(tgts))
+        plan.pairs_total += len(unique)
+        tgt_oov.update(t for t in unique if t not in tgt_index)
+        gold = sorted({tgt_index[t] for t in unique if t in tgt_index})
+        if src not in src_index:
+            plan.src_oov += 1
+            continue
+        if not gold:
+            plan.gold_oov += 1
+            continue
+        plan.pairs_in_vocab += len(gold)
+        plan.queries.append(src_index[src])
+        plan.words.append(src)
+        plan.golds.append(gold)
+    plan.tgt_oov_words = len(tgt_oov)
+    return plan
 
 
 def evaluate_bli(
@@ -74,42 +294,82 @@ def evaluate_bli(
     tgt_vecs: np.ndarray,
     dictionary: dict[str, list[str]],
     *,
+    retrieval: str = "nn",
+    csls_k: int = 10,
     ks: Sequence[int] = (1, 5, 10),
-    batch_size: int = 4096,
+    oov: str = "skip",
+    batch_size: int | None = None,
     device: str | torch.device | None = None,
+    progress: bool = False,
 ) -> BLIResult:
-    """Nearest-neighbour (cosine) BLI from the source space into the target space."""
-    if src_vecs.shape[1] != tgt_vecs.shape[1]:
+    """P@k and MRR of translation retrieval from the source space into the target space.
+
+    ``dictionary`` maps source words to gold translations (:func:`read_dictionary`).
+    ``retrieval`` is ``"nn"`` (cosine) or ``"csls"`` (with ``csls_k`` neighbours); ``oov``
+    the OOV policy (module docstring). ``batch_size`` is the number of query rows per block
+    (default: as many as fit ~256 MiB of scores). Raises :class:`InputError` for spaces of
+    different dimensions, an empty dictionary, or one with no pair in the vocabularies.
+    """
+    check_retrieval(retrieval, csls_k)
+    if oov not in OOV_POLICIES:
+        raise ConfigError(f"oov: unknown policy {oov!r}; expected one of {OOV_POLICIES}")
+    if not ks or any(not isinstance(k, int | np.integer) or k < 1 for k in ks):
+        raise ConfigError(f"ks: expected positive integers, got {list(ks)!r}")
+    ks = [int(k) for k in ks]
+    check_space_pair(src_words, src_vecs, tgt_words, tgt_vecs)
+    if not dictionary:
+        raise InputError("empty dictionary (0 pairs read); expected source -> gold translations")
+    plan = _plan(src_words, tgt_words, dictionary)
+    if not plan.queries:
         raise InputError(
-            f"spaces of different dimension: source {src_vecs.shape[1]}, target {tgt_vecs.shape[1]}"
+            f"no dictionary pair has both words in the vocabularies: {plan.pairs_total} pairs "
+            f"read for {len(dictionary)} source words; {plan.src_oov} source words are not in "
+            f"the source vocabulary ({len(src_words)} words), {plan.tgt_oov_words} target "
+            f"words are not in the target vocabulary ({len(tgt_words)} words)"
         )
-    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    src_index = {w: i for i, w in enumerate(src_words)}
-    tgt_index = {w: i for i, w in enumerate(tgt_words)}
-    queries: list[int] = []
-    golds: list[set[int]] = []
-    for src, tgts in dictionary.items():
-        if src not in src_index:
-            continue
-        gold = {tgt_index[t] for t in tgts if t in tgt_index}
-        if gold:
-            queries.append(src_index[src])
-            golds.append(gold)
-    if not queries:
-        raise InputError("no dictionary pair has both words in the vocabularies")
-    kmax = min(max(ks), len(tgt_words))
-    tgt = _normalise(torch.as_tensor(tgt_vecs, dtype=torch.float32, device=dev))
-    hits = dict.fromkeys(ks, 0)
-    for start in range(0, len(queries), batch_size):
-        idx = torch.as_tensor(queries[start : start + batch_size], device=dev)
-        q = _normalise(torch.as_tensor(src_vecs, dtype=torch.float32, device=dev)[idx])
-        top = (q @ tgt.T).topk(kmax, dim=1).indices.cpu().numpy()
-        for row, gold in zip(top, golds[start : start + batch_size], strict=True):
-            for k in ks:
-                if gold.intersection(row[:k].tolist()):
-                    hits[k] += 1
-    n = len(queries)
-    return BLIResult({k: hits[k] / n for k in ks}, n, len(dictionary), "nn")
+
+    dev = resolve_device(device)
+    src = unit_rows(src_vecs, dev)
+    tgt = unit_rows(tgt_vecs, dev)
+    rows = torch.as_tensor(plan.queries, dtype=torch.long, device=dev)
+    r_t = r_s = None
+    if retrieval == "csls":
+        r_t, r_s = csls_penalties(
+            src, tgt, csls_k, src_rows=rows, batch_size=batch_size, progress=progress
+        )
+    # Gold rows padded with the first gold (a repeat does not change the best gold score).
+    width = max(len(g) for g in plan.golds)
+    gold = torch.as_tensor(
+        [g + [g[0]] * (width - len(g)) for g in plan.golds], dtype=torch.long, device=dev
+    )
+    ranks = np.empty(len(plan.queries), dtype=np.int64)
+    step = block_rows(tgt.shape[0], batch_size)
+    for start in tqdm(
+        range(0, len(plan.queries), step), desc="BLI", unit="block", disable=not progress
+    ):
+        block = slice(start, start + step)
+        scores = score_block(src[rows[block]], tgt, None if r_t is None else r_t[block], r_s)
+        # Gold scores come from the same tensor as the comparison, so the rank is exact.
+        best = scores.gather(1, gold[block]).max(dim=1).values
+        ranks[block] = (1 + (scores > best[:, None]).sum(dim=1)).cpu().numpy()
+
+    denominator = len(dictionary) if oov == "miss" else len(plan.queries)
+    precision = {k: int((ranks <= k).sum()) / denominator for k in ks}
+    mrr = float((1.0 / ranks).sum() / denominator)
+    return BLIResult(
+        precision=precision,
+        evaluated=len(plan.queries),
+        total=len(dictionary),
+        retrieval=retrieval,
+        mrr=mrr,
+        csls_k=csls_k if retrieval == "csls" else None,
+        oov=oov,
+        pairs_total=plan.pairs_total,
+        pairs_in_vocab=plan.pairs_in_vocab,
+        skipped_src_oov=plan.src_oov,
+        skipped_gold_oov=plan.gold_oov,
+        ranks=dict(zip(plan.words, ranks.tolist(), strict=True)),
+    )
 
 
 def random_baseline(n_targets: int, ks: Sequence[int] = (1, 5, 10), golds: float = 1.0) -> dict:
@@ -117,11 +377,19 @@ def random_baseline(n_targets: int, ks: Sequence[int] = (1, 5, 10), golds: float
     return {f"p@{k}": min(1.0, k * golds / max(n_targets, 1)) for k in ks}
 
 
-def load_space(path: PathLike) -> tuple[list[str], np.ndarray]:
-    """Words and vectors from a ``.vec`` file or an ``.npy`` stem (with ``.vocab.txt``)."""
-    from xlalign.vectors import read_npy, read_vec
+def load_space(path: PathLike, *, zero: str = "drop") -> tuple[list[str], np.ndarray]:
+    """Words and vectors from a ``.vec`` file or an ``.npy`` stem (with ``.vocab.txt``).
+
+    The space is checked with :func:`xlalign.vectors.check_space` (``where`` = the path):
+    non-finite values and duplicate words raise :class:`InputError`; rows of zero norm are
+    dropped with a warning (``zero="drop"``) or raise (``zero="error"``).
+    """
+    from xlalign.vectors import check_space, read_npy, read_vec
 
     p = Path(path)
     if p.suffix == ".npy":
-        return read_npy(str(p)[: -len(".npy")])
-    return read_vec(p)
+        words, vecs = read_npy(str(p)[: -len(".npy")])
+    else:
+        words, vecs = read_vec(p)
+    words, vecs, _ = check_space(words, vecs, where=str(p), zero=zero)
+    return words, vecs

@@ -9,13 +9,20 @@ is atomic; every reader checks the shape and names the file and line of any faul
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from xlalign.errors import InputError
+from xlalign.errors import ConfigError, InputError
 from xlalign.io import PathLike, atomic_open, iter_lines
+
+log = logging.getLogger(__name__)
+
+#: What :func:`check_space` does with rows of zero norm.
+ZERO_POLICIES = ("drop", "error")
 
 
 def _check(words: Sequence[str], matrix: np.ndarray, where: PathLike) -> np.ndarray:
@@ -149,3 +156,66 @@ def read_npy(stem: PathLike, *, mmap: bool = False) -> tuple[list[str], np.ndarr
             raise InputError(f"{vocab}: line {i + 1}: duplicate word {w!r}")
         seen[w] = i
     return words, mat
+
+
+def check_space(
+    words: Sequence[str], vecs: np.ndarray, *, where: str, zero: str = "drop"
+) -> tuple[list[str], np.ndarray, dict[str, Any]]:
+    """Check a space before cosine retrieval: (kept words, kept vectors, report).
+
+    Non-finite values and duplicate words raise :class:`InputError` naming ``where``, the
+    word and its row (1-based). A row of zero norm has no direction, so cosine is undefined
+    for it: with ``zero="drop"`` such rows are removed (one warning for all of them), with
+    ``zero="error"`` they raise. The report counts ``rows`` (before), ``kept`` and
+    ``zero_rows`` (dropped), with up to five ``examples`` of dropped words; the vectors are
+    returned as given (not copied) when nothing is dropped.
+    """
+    if zero not in ZERO_POLICIES:
+        raise ConfigError(f"zero: unknown policy {zero!r}; expected one of {ZERO_POLICIES}")
+    mat = np.asarray(vecs)
+    if mat.ndim != 2 or mat.shape[0] != len(words):
+        raise InputError(
+            f"{where}: expected a ({len(words)}, dim) matrix for {len(words)} words, "
+            f"got shape {mat.shape}"
+        )
+    finite = np.isfinite(mat).all(axis=1)
+    if not finite.all():
+        bad = np.flatnonzero(~finite)
+        i = int(bad[0])
+        raise InputError(
+            f"{where}: word {words[i]!r} (row {i + 1}) has a non-finite value (NaN or inf); "
+            f"{len(bad)} of {len(words)} rows do; expected finite floats"
+        )
+    seen: dict[str, int] = {}
+    for i, w in enumerate(words):
+        if w in seen:
+            raise InputError(
+                f"{where}: duplicate word {w!r} at rows {seen[w] + 1} and {i + 1}; "
+                "expected each word once"
+            )
+        seen[w] = i
+    zero_rows = np.flatnonzero(~mat.any(axis=1))  # all-zero <=> zero norm
+    examples = [words[i] for i in zero_rows[:5]]
+    report: dict[str, Any] = {
+        "rows": len(words),
+        "kept": len(words) - len(zero_rows),
+        "zero_rows": len(zero_rows),
+        "examples": examples,
+    }
+    if not len(zero_rows):
+        return list(words), mat, report
+    if zero == "error":
+        raise InputError(
+            f"{where}: {len(zero_rows)} of {len(words)} rows have zero norm (e.g. "
+            f"{examples[0]!r}, row {zero_rows[0] + 1}); expected non-zero vectors"
+        )
+    log.warning(
+        "%s: dropped %d of %d rows of zero norm (no direction for cosine), e.g. %s",
+        where,
+        len(zero_rows),
+        len(words),
+        ", ".join(map(repr, examples)),
+    )
+    keep = np.ones(len(words), dtype=bool)
+    keep[zero_rows] = False
+    return [w for w, k in zip(words, keep, strict=True) if k], mat[keep], report
