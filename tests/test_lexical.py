@@ -110,10 +110,45 @@ def test_selection_keeps_the_unmapped_space_when_mapping_hurts(tmp_path: Path) -
     assert sel["chosen"] == "unmapped" and "did not help" in sel["reason"]
 
 
-def test_empty_training_dictionary_is_an_error(tmp_path: Path) -> None:
-    en, xx, _ = _spaces(tmp_path)
+def test_empty_training_dictionary_is_an_error_or_explicitly_unmapped(tmp_path: Path) -> None:
+    en, xx, pairs = _spaces(tmp_path)
     with pytest.raises(InputError, match="training dictionary of en-xx is empty"):
         _map(tmp_path, en, xx, [])
+    write_pairs([("nope", "nein")], tmp_path / "oov.txt")
+    stats = map_to_hub(
+        language="xx",
+        hub="en",
+        space=xx,
+        hub_space=en,
+        dictionary=tmp_path / "oov.txt",
+        recipe="orthogonal",
+        options={},
+        seed=1,
+        out_stem=tmp_path / "m" / "xx",
+        stats_path=tmp_path / "m" / "xx.json",
+        empty="keep-unmapped",
+    )
+    assert stats["mapped"] is False and "no pair with both words" in stats["reason"]
+    from xlalign.vecmap import normalize
+
+    _, written = read_npy(tmp_path / "m" / "xx")
+    _, raw = read_npy(str(xx)[:-4])
+    np.testing.assert_allclose(written, normalize(raw, ["unit", "center"]), atol=1e-6)
+    _map(tmp_path, en, xx, pairs[:10])  # the hub file for the selection below
+    sel = select_space(
+        language="xx",
+        hub="en",
+        mapped=tmp_path / "m" / "xx.npy",
+        unmapped=xx,
+        hub_space=tmp_path / "mapped" / "en.npy",
+        valid={},
+        mapped_stats=tmp_path / "m" / "xx.json",
+        normalize=["unit", "center"],
+        out_stem=tmp_path / "sel" / "xx",
+        vec_path=tmp_path / "sel" / "xx.vec",
+        stats_path=tmp_path / "sel" / "xx.json",
+    )
+    assert sel["chosen"] == "unmapped" and sel["reason"].startswith("not mapped:")
 
 
 def test_bli_record_skips_a_direction_without_pairs(tmp_path: Path) -> None:

@@ -215,6 +215,7 @@ def test_dictionary_without_pairs_in_vocabulary_fails_clearly(small: Path, tmp_p
     (work / "none.txt").write_text("zzzz yyyy\nqqqq wwww\n")
     cfg = yaml.safe_load((small / "c.yaml").read_text())
     cfg["dictionaries"]["files"] = {"de": "none.txt"}
+    cfg["align"]["empty_dictionary"] = "error"
     cfg["seeds"] = [1]
     cfg["extract"]["aggregation"]["enabled"] = False
     (work / "c.yaml").write_text(yaml.safe_dump(cfg))

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from xlalign.errors import InputError
+from xlalign.errors import ConfigError, InputError
 from xlalign.io import PathLike, read_json, write_json
 from xlalign.lexicon import (
     DictionarySplit,
@@ -34,6 +34,8 @@ from xlalign.lexicon import (
 log = logging.getLogger(__name__)
 
 Space = tuple[list[str], np.ndarray]
+#: What :func:`map_to_hub` does with a training dictionary without usable pairs.
+EMPTY_POLICIES = ("error", "keep-unmapped")
 
 
 # --------------------------------------------------------------------------------------
@@ -182,14 +184,21 @@ def map_to_hub(
     max_words: int | None = None,
     lowercase: bool = False,
     progress: bool = True,
+    empty: str = "error",
 ) -> dict[str, Any]:
     """Map ``language``'s space into the hub's with VecMap and write it in hub coordinates.
 
     ``dictionary`` holds ``hub-language`` pairs (hub words first, as the split writes
     them); they are turned round because the language is the source of the mapping. The
     hub itself is written as its normalised vectors (the fixed side of every mapping).
-    A dictionary with no pair in the vocabularies is an error, never an identity map.
+
+    A training dictionary with no pair in the vocabularies is an error (``empty="error"``)
+    or, with ``empty="keep-unmapped"``, the language is left unmapped: its normalised
+    vectors are written, and the stats say ``mapped: false`` and why (the paper kept
+    unaligned vectors where alignment could not help). Never a silent identity map.
     """
+    if empty not in EMPTY_POLICIES:
+        raise ConfigError(f"align.empty_dictionary: {empty!r}: expected one of {EMPTY_POLICIES}")
     from xlalign import vecmap
 
     args = vecmap.recipe_args(recipe, seed=seed, **dict(options or {}))
@@ -212,12 +221,25 @@ def map_to_hub(
         pairs = None
         if dictionary is not None:
             pairs = [(t, s) for s, t in read_pairs(dictionary)]
-            stats["dictionary"] = {"path": str(dictionary), "pairs": len(pairs)}
-            if not pairs:
-                raise InputError(
-                    f"{dictionary}: the training dictionary of {hub}-{language} is empty; "
+            src_set, hub_set = set(xw), set(hw)
+            usable = sum(a in src_set and b in hub_set for a, b in pairs)
+            stats["dictionary"] = {
+                "path": str(dictionary),
+                "pairs": len(pairs),
+                "pairs_in_vocabulary": usable,
+            }
+            if not usable:
+                what = "is empty" if not pairs else "has no pair with both words in vocabulary"
+                msg = (
+                    f"{dictionary}: the training dictionary of {hub}-{language} {what}; "
                     f"recipe {recipe!r} needs dictionary pairs (see the split stats)"
                 )
+                if empty == "error":
+                    raise InputError(msg + "; or set align.empty_dictionary: keep-unmapped")
+                log.warning("%s: left unmapped (align.empty_dictionary: keep-unmapped)", msg)
+                out = (xw, np.asarray(vecmap.normalize(xv, args.normalize), dtype=np.float32))
+                stats.update(mapped=False, role="unmapped", reason=msg)
+                return _finish(out, out_stem, stats_path, stats, start)
         mapping = vecmap.map_embeddings(
             xv,
             hv,
@@ -230,6 +252,12 @@ def map_to_hub(
         )
         out = (xw, np.asarray(vecmap.to_hub(mapping, xv), dtype=np.float32))
         stats.update(mapped=True, role="mapped", vecmap=mapping.stats)
+    return _finish(out, out_stem, stats_path, stats, start)
+
+
+def _finish(
+    out: Space, out_stem: PathLike, stats_path: PathLike, stats: dict[str, Any], start: float
+) -> dict[str, Any]:
     save_npy_space(out, out_stem)
     stats["seconds"] = round(time.perf_counter() - start, 3)
     stats["words"] = len(out[0])
@@ -445,6 +473,7 @@ def select_space(
     unmapped: PathLike,
     hub_space: PathLike,
     valid: Mapping[str, PathLike],
+    mapped_stats: PathLike | None = None,
     normalize: Sequence[str],
     out_stem: PathLike,
     vec_path: PathLike,
@@ -462,15 +491,21 @@ def select_space(
     the hub, so both candidates are compared against the same hub vectors. The score is
     ``metric`` with ``retrieval`` averaged over both directions (the paper's Table 5
     convention); the mapped space is kept when it beats the unmapped one by more than
-    ``min_margin``. The choice and its reason are written to the stats.
+    ``min_margin``. A language the mapping step left unmapped (``mapped_stats`` says so)
+    keeps its unmapped space. The choice and its reason are written to the stats.
     """
     from xlalign import vecmap
 
     (mw, mv), _ = load_space(mapped)
     stats: dict[str, Any] = {"language": language, "hub": hub, "metric": metric}
+    map_info = read_json(mapped_stats) if mapped_stats is not None else {}
     if language == hub:
         chosen, reason = "hub", "the hub language is never mapped"
         out = (mw, mv)
+    elif map_info.get("mapped") is False:
+        chosen = "unmapped"
+        reason = f"not mapped: {map_info.get('reason', 'see the mapping stats')}"
+        out = (mw, mv)  # the mapping step wrote the normalised, unmapped vectors
     else:
         (uw, uv), _ = load_space(unmapped)
         unmapped_sp = (uw, np.asarray(vecmap.normalize(uv, list(normalize)), dtype=np.float32))

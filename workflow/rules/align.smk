@@ -58,6 +58,7 @@ rule map_space:
         hub=HUB,
         recipe=config["align"]["recipe"],
         options=config["align"]["options"],
+        empty=config["align"]["empty_dictionary"],
     script:
         "../scripts/map_space.py"
 
@@ -66,6 +67,7 @@ rule select_space:
     input:
         mapped=lambda wc: f"{RES}/aligned/seed{wc.seed}/{ALIGNED[wc.space]}/{wc.lang}.npy",
         unmapped=lambda wc: static_space(ALIGNED[wc.space], wc.seed, wc.lang),
+        mapped_stats=lambda wc: f"{RES}/aligned/seed{wc.seed}/{ALIGNED[wc.space]}/{wc.lang}.json",
         hub=lambda wc: f"{RES}/aligned/seed{wc.seed}/{ALIGNED[wc.space]}/{HUB}.npy",
         valid=lambda wc: (
             list(bli_dictionaries(wc.seed, wc.lang, "valid").values())

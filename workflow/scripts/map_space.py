@@ -21,4 +21,5 @@ with job_logging(snakemake):
         seed=int(snakemake.wildcards.seed),
         out_stem=snakemake.output.npy,
         stats_path=snakemake.output.stats,
+        empty=snakemake.params.empty,
     )

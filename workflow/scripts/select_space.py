@@ -18,6 +18,7 @@ with job_logging(snakemake):
         mapped=snakemake.input.mapped,
         unmapped=snakemake.input.unmapped,
         hub_space=snakemake.input.hub,
+        mapped_stats=snakemake.input.mapped_stats,
         valid=snakemake.params.valid,
         normalize=list(args.normalize),
         out_stem=snakemake.output.npy,
