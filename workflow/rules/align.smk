@@ -93,7 +93,9 @@ rule select_space:
         runtime=lambda wc, attempt: 60 * attempt,
     params:
         hub=HUB,
-        valid=lambda wc: bli_dictionaries(wc.seed, wc.lang, "valid") if wc.lang != HUB else {},
+        valid=lambda wc: (
+            bli_dictionaries(wc.seed, wc.lang, "valid") if wc.lang != HUB else {}
+        ),
         selection=config["align"]["selection"],
         csls_k=config["evaluate"]["csls_k"],
         recipe=config["align"]["recipe"],

@@ -287,7 +287,10 @@ def space_file(space, seed, lang):
 def bli_dictionaries(seed, lang, split):
     """Direction -> file of the forward and reverse ``split`` dictionaries of one language."""
     d = dict_dir(seed, lang)
-    return {f"{HUB}-{lang}": f"{d}/{split}.txt", f"{lang}-{HUB}": f"{d}/{split}.reverse.txt"}
+    return {
+        f"{HUB}-{lang}": f"{d}/{split}.txt",
+        f"{lang}-{HUB}": f"{d}/{split}.reverse.txt",
+    }
 
 
 def bli_record(seed, space, lang):

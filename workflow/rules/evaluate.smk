@@ -7,7 +7,9 @@ rule bli:
     input:
         space=lambda wc: space_file(wc.space, wc.seed, wc.lang),
         hub=lambda wc: space_file(wc.space, wc.seed, HUB),
-        dictionaries=lambda wc: list(bli_dictionaries(wc.seed, wc.lang, "test").values()),
+        dictionaries=lambda wc: list(
+            bli_dictionaries(wc.seed, wc.lang, "test").values()
+        ),
     output:
         f"{RES}/eval/seed{{seed}}/bli/{{space}}/{{lang}}.json",
     log:
@@ -69,7 +71,11 @@ rule tables:
             for lang in OTHERS
         ],
         wordsim=(
-            [f"{RES}/eval/seed{seed}/wordsim/{space}.json" for seed in SEEDS for space in SPACES]
+            [
+                f"{RES}/eval/seed{seed}/wordsim/{space}.json"
+                for seed in SEEDS
+                for space in SPACES
+            ]
             if wordsim_wanted()
             else []
         ),
