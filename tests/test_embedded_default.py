@@ -104,3 +104,40 @@ def test_x2sm_vectors_for_every_language_and_cross_lingual(run: Path) -> None:
     # Raw (unmapped) retrieval is far above chance: the encoder's layer 6 is multilingual.
     assert res.evaluated > 500
     assert res.precision[1] > 20 * random_baseline(len(spaces["de"][0]))["p@1"]
+
+
+@pytest.mark.slow
+def test_lexical_stage_selection_bli_and_tables(run: Path) -> None:
+    from xlalign.bli import random_baseline
+    from xlalign.vectors import read_npy
+
+    res = run / "results/embedded"
+    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    others = [lang for lang in cfg["languages"] if lang != "en"]
+    for lang in others:
+        for space in ("x2s-ma", "aggregate-a"):
+            sel = json.loads((res / f"spaces/seed1/{space}/{lang}.json").read_text())
+            assert sel["chosen"] in ("mapped", "unmapped") and sel["reason"], (space, lang)
+    # tl has no dictionary pair in vocabulary (CLDR names only): explicitly left unmapped.
+    tl = json.loads((res / "aligned/seed1/x2s-m/tl.json").read_text())
+    assert tl["mapped"] is False and "training dictionary of en-tl" in tl["reason"]
+    sel_tl = json.loads((res / "spaces/seed1/x2s-ma/tl.json").read_text())
+    assert sel_tl["chosen"] == "unmapped" and sel_tl["reason"].startswith("not mapped")
+    # Every language with a test dictionary retrieves far above chance, both directions.
+    for lang in ("de", "ru", "ar", "hi", "zh", "ja"):
+        rec = json.loads((res / f"eval/seed1/bli/x2s-ma/{lang}.json").read_text())
+        assert set(rec["results"]) == {f"en-{lang}", f"{lang}-en"}, lang
+        for direction, r in rec["results"].items():
+            tgt = direction.split("-")[1]
+            words, _ = read_npy(res / f"spaces/seed1/x2s-ma/{tgt}")
+            chance = random_baseline(len(words))["p@10"]
+            assert r["csls"]["p@10"] > 10 * chance, (direction, r["csls"])
+            assert r["csls"]["evaluated"] >= 10
+    table1 = (res / "tables/table1.md").read_text()
+    for name in ("X2S-M", "X2S-MA", "Aggregation"):
+        assert f"| {name} " in table1
+    assert (res / "tables/table5.csv").exists()
+    ws = json.loads((res / "eval/seed1/wordsim/x2s-ma.json").read_text())
+    sets = {r["dataset"]: r for r in ws["results"]}
+    assert set(cfg["evaluate"]["wordsim"]["english_sets"]) <= set(sets)
+    assert sets["men"]["coverage"] > 0.1 and sets["men"]["spearman"] > 0.1

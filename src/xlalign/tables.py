@@ -39,7 +39,10 @@ DEFAULT_NAMES: dict[str, str] = {
     "x2s-m": "X2S-M",
     "x2s-ma": "X2S-MA",
     "aggregate": "Aggregation",
+    "aggregate-a": "Aggregation-A",
     "fasttext-unsup": "fasttext_unsup",
+    "x2s-m-unsup": "X2S-M_unsup",
+    "aggregate-unsup": "Aggregation_unsup",
     "muse": "MUSE",
     "rcsls": "RCSLS",
 }
@@ -47,6 +50,12 @@ DATASET_NAMES: dict[str, str] = {
     "semeval17": "SemEval 2017 Task 2",
     "simlex999": "SimLex-999",
     "wordsim353": "WordSim-353",
+    "men": "MEN",
+    "rw": "RW (rare words)",
+    "rg65": "RG-65",
+    "ws353-sim": "WordSim-353 (similarity)",
+    "ws353-rel": "WordSim-353 (relatedness)",
+    "mturk287": "MTurk-287",
 }
 MISSING = "–"
 ONE_DIRECTION = "†"
