@@ -170,3 +170,55 @@ def test_extract_bad_layer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     err = capsys.readouterr().err
     assert "layer" in err and "9" in err and "2" in err
     assert not list((tmp_path / "o").glob("*.vec"))
+
+
+def _rotated_vec_files(tmp_path: Path, n: int = 400, dim: int = 16) -> list[tuple[str, str]]:
+    import numpy as np
+
+    from xlalign.vectors import write_vec
+
+    rng = np.random.default_rng(0)
+    scale = 1.0 / np.sqrt(1.0 + np.arange(dim))
+    en = rng.normal(size=(n, dim)) * scale
+    q, _ = np.linalg.qr(rng.normal(size=(dim, dim)))
+    de = en @ q + 0.02 * rng.normal(size=en.shape)
+    write_vec([f"e{i}" for i in range(n)], en.astype(np.float32), tmp_path / "en.vec")
+    write_vec([f"d{i}" for i in range(n)], de.astype(np.float32), tmp_path / "de.vec")
+    return [(f"d{i}", f"e{i}") for i in range(n)]
+
+
+def test_map_bli_induce_wordsim_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pairs = _rotated_vec_files(tmp_path)
+    (tmp_path / "train.txt").write_text("".join(f"{a} {b}\n" for a, b in pairs[:150]))
+    (tmp_path / "test.txt").write_text("".join(f"{a} {b}\n" for a, b in pairs[200:300]))
+    out = tmp_path / "out"
+    args = ["-q", "map", "--recipe", "orthogonal", "-d", str(tmp_path / "train.txt"), "--hub"]
+    paths = [tmp_path / "de.vec", tmp_path / "en.vec", out / "de.vec", out / "en.vec"]
+    assert main([*args, *map(str, paths), "--stats", str(out / "map.json")]) == 0
+    assert json.loads((out / "map.json").read_text())["vecmap"]["pairs_used"] == 150
+    capsys.readouterr()
+    assert main(["bli", str(out / "de.vec"), str(out / "en.vec"), "-d", str(tmp_path / "test.txt"),
+                 "-o", str(out / "bli.json")]) == 0  # fmt: skip
+    res = json.loads(capsys.readouterr().out)
+    assert res["csls"]["p@1"] > 0.95 and res["nn"]["evaluated"] == 100
+    assert json.loads((out / "bli.json").read_text()) == res
+    assert main(["-q", "induce", str(out / "de.vec"), str(out / "en.vec"), "-o",
+                 str(out / "induced.txt")]) == 0  # fmt: skip
+    induced = [tuple(x.split()) for x in (out / "induced.txt").read_text().splitlines()]
+    assert len(induced) > 300 and sum(p in set(pairs) for p in induced) / len(induced) > 0.95
+    # Unknown recipe: a clear error, exit 2.
+    assert main(["map", "--recipe", "nope", *map(str, paths)]) == 2
+    assert "nope" in capsys.readouterr().err
+
+    (tmp_path / "sim.txt").write_text("e1\te2\t3.0\ne1\te3\t1.0\ne2\te4\t2.0\ne5\te6\t0.5\n")
+    capsys.readouterr()
+    assert main(["wordsim", "--space", f"en={out / 'en.vec'}", "--dataset",
+                 str(tmp_path / "sim.txt"), "-o", str(out / "ws.json")]) == 0  # fmt: skip
+    ws = json.loads(capsys.readouterr().out)
+    assert ws["results"][0]["dataset"] == "sim" and ws["results"][0]["found"] == 4
+
+    rec = {"space": "m", "seed": 0, "language": "de", "hub": "en", "split": "test",
+           "results": {"de-en": res}}  # fmt: skip
+    (out / "rec.json").write_text(json.dumps(rec))
+    assert main(["-q", "tables", "--bli", str(out / "rec.json"), "-o", str(out / "t")]) == 0
+    assert "| m " in (out / "t" / "table1.md").read_text()

@@ -541,5 +541,5 @@ def test_merge_dictionaries(tmp_path: Path) -> None:
     assert d.merge_dictionaries([a, b], tmp_path / "m2.txt") == 3
     assert (tmp_path / "m2.txt").read_bytes() == out.read_bytes()  # order-independent
     b.write_text("three fields here\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"b\.txt:1: expected 'source target'"):
+    with pytest.raises(InputError, match=r"b\.txt: line 1: expected 'source target'"):
         d.merge_dictionaries([a, b], out)

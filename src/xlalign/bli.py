@@ -43,7 +43,7 @@ from tqdm import tqdm
 
 from xlalign.contextual import resolve_device
 from xlalign.errors import ConfigError, InputError
-from xlalign.io import PathLike, iter_lines
+from xlalign.io import PathLike
 
 RETRIEVALS = ("nn", "csls")
 OOV_POLICIES = ("skip", "miss")
@@ -55,19 +55,11 @@ _MAX_BLOCK_ROWS = 4096
 
 def read_dictionary(path: PathLike, *, lowercase: bool = False) -> dict[str, list[str]]:
     """A MUSE-format dictionary: source word -> gold translations (in file order)."""
+    from xlalign.lexicon import read_pairs
+
     pairs: dict[str, list[str]] = {}
-    for lineno, line in enumerate(iter_lines(path), start=1):
-        if not line.strip():
-            continue
-        parts = line.split()
-        if len(parts) != 2:
-            raise InputError(
-                f"{path}: line {lineno}: expected 'source target' (2 fields), got {len(parts)}"
-            )
-        src, tgt = (p.lower() for p in parts) if lowercase else parts
-        gold = pairs.setdefault(src, [])
-        if tgt not in gold:
-            gold.append(tgt)
+    for src, tgt in read_pairs(path, lowercase=lowercase):
+        pairs.setdefault(src, []).append(tgt)
     if not pairs:
         raise InputError(f"{path}: empty dictionary; expected 'source target' lines")
     return pairs

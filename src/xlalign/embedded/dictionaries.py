@@ -641,18 +641,9 @@ def write_muse(pairs: Iterable[tuple[str, str]], out_path: PathLike) -> int:
 
 def read_muse(path: PathLike) -> list[tuple[str, str]]:
     """Read a MUSE dictionary (pairs separated by one space or a tab), checking each line."""
-    out: list[tuple[str, str]] = []
-    for lineno, line in enumerate(iter_lines(path), start=1):
-        if not line.strip():
-            continue
-        fields = line.split()
-        if len(fields) != 2:
-            raise InputError(
-                f"{path}:{lineno}: expected 'source target' (two whitespace-separated "
-                f"fields), got {line!r}"
-            )
-        out.append((fields[0], fields[1]))
-    return out
+    from xlalign.lexicon import read_pairs
+
+    return read_pairs(path)
 
 
 def _write_outputs(
