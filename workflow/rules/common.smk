@@ -313,10 +313,18 @@ def wordsim_wanted():
 
 
 def lexical_targets():
-    """Outputs of the lexical stage for `all`: the tables (which need everything else)."""
-    if not (config["align"]["enabled"] or SPACES):
-        return []
-    return [f"{RES}/tables/tables.md"]
+    """Outputs of the lexical stage for `all`: the tables (which need everything else),
+    or, with nothing to evaluate (`evaluate.spaces: []`), the aligned spaces themselves."""
+    if SPACES:
+        return [f"{RES}/tables/tables.md"]
+    if config["align"]["enabled"]:
+        return [
+            f"{RES}/spaces/seed{seed}/{space}/{lang}.vec"
+            for seed in SEEDS
+            for space in ALIGNED
+            for lang in LANGS
+        ]
+    return []
 
 
 def segment_txt(seed, lang):
