@@ -314,7 +314,8 @@ def wordsim_wanted():
 
 def lexical_targets():
     """Outputs of the lexical stage for `all`: the tables (which need everything else),
-    or, with nothing to evaluate (`evaluate.spaces: []`), the aligned spaces themselves."""
+    or, with nothing to evaluate (`evaluate.spaces: []`), the aligned spaces themselves.
+    """
     if SPACES:
         return [f"{RES}/tables/tables.md"]
     if config["align"]["enabled"]:
