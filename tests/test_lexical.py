@@ -167,6 +167,17 @@ def test_bli_record_skips_a_direction_without_pairs(tmp_path: Path) -> None:
         out_path=tmp_path / "bli.json",
     )
     assert "xx-en" not in rec["results"] and "empty" in rec["skipped"]["xx-en"]
+    rec = bli_record(
+        space_name="raw",
+        seed=1,
+        language="xx",
+        hub="en",
+        space=xx,
+        hub_space=en,
+        dictionaries={"en-xx": _write(tmp_path / "oov.txt", [("zz", "yy"), ("e1", "qq")])},
+        out_path=tmp_path / "bli2.json",
+    )
+    assert rec["results"] == {} and "none of its 2 source words" in rec["skipped"]["en-xx"]
     on_disk = json.loads((tmp_path / "bli.json").read_text())
     assert on_disk["results"]["en-xx"]["nn"]["evaluated"] == 50
 

@@ -379,24 +379,26 @@ def _bli_one(
     if not read_pairs(dictionary):
         return {"skipped": f"{dictionary} is empty"}
     dic = read_dictionary(dictionary)
+    src_set, tgt_set = set(query[0]), set(target[0])
+    if not any(s in src_set and any(t in tgt_set for t in ts) for s, ts in dic.items()):
+        # Explicit policy: no pair in vocabulary -> no number (whatever `oov`), with the reason.
+        return {
+            "dictionary": str(dictionary),
+            "skipped": f"{dictionary}: none of its {len(dic)} source words has both sides "
+            f"in the vocabularies",
+        }
     out: dict[str, Any] = {"dictionary": str(dictionary)}
     for retrieval in retrievals:
-        try:
-            res = evaluate_bli(
-                *query,
-                *target,
-                dic,
-                retrieval=retrieval,
-                csls_k=csls_k,
-                ks=tuple(ks),
-                oov=oov,
-                device=device,
-            )
-        except InputError as exc:
-            if "vocabular" not in str(exc):
-                raise
-            # Explicit policy: no pair in vocabulary -> no number, with the reason.
-            return {"dictionary": str(dictionary), "skipped": str(exc)}
+        res = evaluate_bli(
+            *query,
+            *target,
+            dic,
+            retrieval=retrieval,
+            csls_k=csls_k,
+            ks=tuple(ks),
+            oov=oov,
+            device=device,
+        )
         out[retrieval] = res.as_dict()
     return out
 
