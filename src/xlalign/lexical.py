@@ -252,6 +252,12 @@ def map_to_hub(
         )
         out = (xw, np.asarray(vecmap.to_hub(mapping, xv), dtype=np.float32))
         stats.update(mapped=True, role="mapped", vecmap=mapping.stats)
+        if mapping.stats.get("objective"):
+            # Self-learning's objective per iteration: a metric history in MLflow.
+            stats["curves"] = {
+                "objective": mapping.stats["objective"],
+                "keep_prob": mapping.stats["keep_prob"],
+            }
     return _finish(out, out_stem, stats_path, stats, start)
 
 
