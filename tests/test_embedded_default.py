@@ -139,5 +139,9 @@ def test_lexical_stage_selection_bli_and_tables(run: Path) -> None:
     assert (res / "tables/table5.csv").exists()
     ws = json.loads((res / "eval/seed1/wordsim/x2s-ma.json").read_text())
     sets = {r["dataset"]: r for r in ws["results"]}
-    assert set(cfg["evaluate"]["wordsim"]["english_sets"]) <= set(sets)
-    assert sets["men"]["coverage"] > 0.1 and sets["men"]["spearman"] > 0.1
+    skipped = {s["dataset"]: s["reason"] for s in ws["skipped"]}
+    # Every configured set is scored or skipped with its reason (RG-65: 2 of 65 pairs in
+    # this small vocabulary); MEN has a few hundred pairs in vocabulary.
+    assert set(cfg["evaluate"]["wordsim"]["english_sets"]) == set(sets) | set(skipped)
+    assert all("in vocabulary" in reason for reason in skipped.values())
+    assert sets["men"]["found"] > 100 and sets["men"]["spearman"] > 0.2
