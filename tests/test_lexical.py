@@ -209,3 +209,33 @@ def test_wordsim_record(tmp_path: Path) -> None:
 def _write(path: Path, pairs: list) -> Path:
     write_pairs(pairs, path)
     return path
+
+
+def test_training_pairs_with_test_words_are_reported_dropped_or_refused(tmp_path: Path) -> None:
+    en, xx, pairs = _spaces(tmp_path)
+    write_pairs(pairs[:100], tmp_path / "train.txt")
+    test = _write(tmp_path / "test.txt", pairs[90:95])  # e90..e94 are test words
+    rev = _write(tmp_path / "test.rev.txt", [(t, s) for s, t in pairs[95:97]])  # x95, x96
+
+    def run(policy: str) -> dict:
+        return map_to_hub(
+            language="xx",
+            hub="en",
+            space=xx,
+            hub_space=en,
+            dictionary=tmp_path / "train.txt",
+            recipe="orthogonal",
+            options={},
+            seed=1,
+            out_stem=tmp_path / policy / "xx",
+            stats_path=tmp_path / policy / "xx.json",
+            heldout={"en-xx": test, "xx-en": rev},
+            overlap=policy,
+        )
+
+    assert run("report")["heldout_overlap"]["training_pairs_with_evaluation_words"] == 7
+    assert run("report")["vecmap"]["pairs_used"] == 100
+    dropped = run("drop")
+    assert dropped["heldout_overlap"]["dropped"] == 7 and dropped["vecmap"]["pairs_used"] == 93
+    with pytest.raises(InputError, match="7 training pair"):
+        run("error")

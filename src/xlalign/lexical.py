@@ -185,6 +185,8 @@ def map_to_hub(
     lowercase: bool = False,
     progress: bool = True,
     empty: str = "error",
+    heldout: Mapping[str, PathLike] | None = None,
+    overlap: str = "report",
 ) -> dict[str, Any]:
     """Map ``language``'s space into the hub's with VecMap and write it in hub coordinates.
 
@@ -196,6 +198,11 @@ def map_to_hub(
     or, with ``empty="keep-unmapped"``, the language is left unmapped: its normalised
     vectors are written, and the stats say ``mapped: false`` and why (the paper kept
     unaligned vectors where alignment could not help). Never a silent identity map.
+
+    ``heldout`` maps a direction (``en-de``, ``de-en``) to an evaluation dictionary whose
+    source words must not be trained on: training pairs sharing such a word are counted
+    (``overlap="report"``, for induced dictionaries, which carry no gold information),
+    dropped (``"drop"``, for a user-given gold file) or an error (``"error"``).
     """
     if empty not in EMPTY_POLICIES:
         raise ConfigError(f"align.empty_dictionary: {empty!r}: expected one of {EMPTY_POLICIES}")
@@ -221,6 +228,9 @@ def map_to_hub(
         pairs = None
         if dictionary is not None:
             pairs = [(t, s) for s, t in read_pairs(dictionary)]
+            pairs, stats["heldout_overlap"] = _heldout_overlap(
+                pairs, heldout or {}, hub=hub, policy=overlap, what=str(dictionary)
+            )
             src_set, hub_set = set(xw), set(hw)
             usable = sum(a in src_set and b in hub_set for a, b in pairs)
             stats["dictionary"] = {
@@ -259,6 +269,44 @@ def map_to_hub(
                 "keep_prob": mapping.stats["keep_prob"],
             }
     return _finish(out, out_stem, stats_path, stats, start)
+
+
+OVERLAP_POLICIES = ("report", "drop", "error")
+
+
+def _heldout_overlap(
+    pairs: list[tuple[str, str]],
+    heldout: Mapping[str, PathLike],
+    *,
+    hub: str,
+    policy: str,
+    what: str,
+) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """Training pairs (language word, hub word) against the evaluation words (see map_to_hub)."""
+    if policy not in OVERLAP_POLICIES:
+        raise ConfigError(f"overlap policy {policy!r}: expected one of {OVERLAP_POLICIES}")
+    if not heldout:
+        return pairs, {}
+    hub_words: set[str] = set()
+    lang_words: set[str] = set()
+    for direction, path in heldout.items():
+        words = {s for s, _ in read_pairs(path)}
+        (hub_words if direction.split("-")[0] == hub else lang_words).update(words)
+    shared = [(x, h) for x, h in pairs if x in lang_words or h in hub_words]
+    report = {"policy": policy, "training_pairs_with_evaluation_words": len(shared)}
+    if shared and policy == "error":
+        raise InputError(
+            f"{what}: {len(shared)} training pair(s) contain evaluation (test) source words, "
+            f"e.g. {shared[:3]}; expected disjoint words (or dictionaries.split.overlap: drop)"
+        )
+    if shared and policy == "drop":
+        log.warning("%s: dropped %d training pair(s) with test words", what, len(shared))
+        drop = set(shared)
+        pairs = [p for p in pairs if p not in drop]
+        report["dropped"] = len(shared)
+    elif shared:
+        log.info("%s: %d training pair(s) share words with the test sets", what, len(shared))
+    return pairs, report
 
 
 def _finish(

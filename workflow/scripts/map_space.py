@@ -22,4 +22,6 @@ with job_logging(snakemake):
         out_stem=snakemake.output.npy,
         stats_path=snakemake.output.stats,
         empty=snakemake.params.empty,
+        heldout=snakemake.params.heldout,
+        overlap=snakemake.params.overlap,
     )
