@@ -55,6 +55,9 @@ Reported: time, P@1 and peak memory of both, and the ratio of the times baseline
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
+import gc
 import json
 import resource
 import threading
@@ -151,7 +154,16 @@ def min_iterations(args: VecMapArgs) -> int:
             keep, last = min(1.0, keep * args.stochastic_multiplier), it
 
 
+def release_free_memory() -> None:
+    """Return freed heap memory to the system (glibc), so that the RSS rise of a block counts
+    its own allocations and not the reuse of what a block measured before it freed."""
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
 def timed(fn: Callable[[], Any], device: torch.device) -> tuple[Any, float, dict[str, float]]:
+    release_free_memory()
     with PeakMemory(device) as mem:
         t0 = time.perf_counter()
         out = fn()
