@@ -39,7 +39,9 @@ rule map_space:
         hub=lambda wc: static_space(wc.method, wc.seed, HUB),
         dictionary=lambda wc: train_dictionary(wc.seed, wc.lang),
         heldout=lambda wc: (
-            list(bli_dictionaries(wc.seed, wc.lang, "test").values()) if wc.lang != HUB else []
+            list(bli_dictionaries(wc.seed, wc.lang, "test").values())
+            if wc.lang != HUB
+            else []
         ),
     output:
         npy=f"{RES}/aligned/seed{{seed}}/{{method}}/{{lang}}.npy",
@@ -62,7 +64,9 @@ rule map_space:
         recipe=config["align"]["recipe"],
         options=config["align"]["options"],
         empty=config["align"]["empty_dictionary"],
-        heldout=lambda wc: bli_dictionaries(wc.seed, wc.lang, "test") if wc.lang != HUB else {},
+        heldout=lambda wc: (
+            bli_dictionaries(wc.seed, wc.lang, "test") if wc.lang != HUB else {}
+        ),
         # A user-given gold file may contain test words (dropped or an error); an induced
         # dictionary carries no gold information (counted only); the split is disjoint.
         overlap=(
