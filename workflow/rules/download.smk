@@ -109,21 +109,52 @@ rule download_fasttext:
         "../scripts/download.py"
 
 
+# OPUS-100 (Zhang et al. 2020): English-centred, pair directories named in alphabetical
+# order (de-en, en-zh), one line-aligned file per language and split.
 rule download_opus100:
     output:
-        "resources/download/opus100/opus-100-corpus-v1.0.tar.gz",
+        "resources/download/opus100/{pair}/opus.{pair}-{split}.{lang}",
     log:
-        "logs/download/opus100.log",
+        "logs/download/opus100/{pair}-{split}.{lang}.log",
     benchmark:
-        "logs/download/opus100.benchmark.tsv"
+        "logs/download/opus100/{pair}-{split}.{lang}.benchmark.tsv"
+    wildcard_constraints:
+        pair="[a-z]{2,3}-[a-z]{2,3}",
+        split="train|dev|test",
+        lang="[a-z]{2,3}",
     conda:
         f"{ENVS}/core.yaml"
     threads: 1
     resources:
         mem_mb=500,
-        runtime=12 * 60,
+        runtime=2 * 60,
     params:
-        dl=download_params("opus100"),
+        dl=lambda wc: download_params(
+            "opus100", pair=wc.pair, split=wc.split, lang=wc.lang
+        ),
+    script:
+        "../scripts/download.py"
+
+
+# WikiMatrix (Schwenk et al. 2021): mined pairs with their LASER margin score, one gzipped
+# TSV per pair named in alphabetical order.
+rule download_wikimatrix:
+    output:
+        "resources/download/wikimatrix/WikiMatrix.{pair}.tsv.gz",
+    log:
+        "logs/download/wikimatrix/{pair}.log",
+    benchmark:
+        "logs/download/wikimatrix/{pair}.benchmark.tsv"
+    wildcard_constraints:
+        pair="[a-z]{2,3}-[a-z]{2,3}",
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=6 * 60,
+    params:
+        dl=lambda wc: download_params("wikimatrix", pair=wc.pair),
     script:
         "../scripts/download.py"
 

@@ -1,0 +1,117 @@
+# Word alignment of parallel text: a tokenised parallel corpus per language pair (the
+# `segment` stage's tools), eflomal in both directions, symmetrisation and Wu & Dredze's
+# filters, the table of aligned word pairs, and a dictionary read off the link counts,
+# scored against the gold dictionaries where there are some.
+
+
+rule parallel_corpus:
+    input:
+        unpack(parallel_inputs),
+    output:
+        tsv=f"{RES}/parallel/{{src}}-{{tgt}}/corpus.tsv",
+        stats=f"{RES}/parallel/{{src}}-{{tgt}}/corpus.json",
+    log:
+        log_path("parallel_corpus", "{src}-{tgt}"),
+    benchmark:
+        bench_path("parallel_corpus", "{src}-{tgt}")
+    wildcard_constraints:
+        src=LANG_RE,
+        tgt=LANG_RE,
+    conda:
+        f"{ENVS}/segment.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, input, attempt: (2000 + 4 * input.size_mb) * attempt,
+        runtime=lambda wc, attempt: 120 * attempt,
+    params:
+        sources=parallel_specs,
+        tools=lambda wc: {
+            lang: xlconfig.segment_tool(config, lang) for lang in (wc.src, wc.tgt)
+        },
+        fallback=config["segment"]["udpipe"]["fallback"],
+        options=config["parallel"],
+    script:
+        "../scripts/parallel_corpus.py"
+
+
+rule word_align:
+    input:
+        corpus=rules.parallel_corpus.output.tsv,
+        priors=lambda wc: wordalign_priors(wc),
+    output:
+        fwd=f"{RES}/alignment/{{src}}-{{tgt}}/forward.txt",
+        rev=f"{RES}/alignment/{{src}}-{{tgt}}/reverse.txt",
+        sym=f"{RES}/alignment/{{src}}-{{tgt}}/symmetrized.txt",
+        pairs=f"{RES}/alignment/{{src}}-{{tgt}}/pairs.tsv",
+        stats=f"{RES}/alignment/{{src}}-{{tgt}}/stats.json",
+    log:
+        log_path("word_align", "{src}-{tgt}"),
+    benchmark:
+        bench_path("word_align", "{src}-{tgt}")
+    wildcard_constraints:
+        src=LANG_RE,
+        tgt=LANG_RE,
+    conda:
+        f"{ENVS}/wordalign.yaml"
+    # eflomal runs its independent samplers in parallel, one thread each.
+    threads: config["wordalign"]["samplers"]
+    resources:
+        # eflomal holds one chunk (its token ids and link counts) in memory: about 60 bytes
+        # per token, i.e. ~25 MiB per MiB of chunk text, plus the interpreter.
+        mem_mb=lambda wc, input, attempt: int(
+            (1000 + 25 * min(input.size_mb, wordalign_chunk_mb())) * attempt
+        ),
+        runtime=lambda wc, input, attempt: int((30 + 2 * input.size_mb) * attempt),
+        disk_mb=lambda wc, input: int(100 + 6 * input.size_mb),
+    params:
+        options=config["wordalign"],
+        checkpoint=lambda wc: f"{RES}/alignment/{wc.src}-{wc.tgt}.checkpoint",
+    script:
+        "../scripts/word_align.py"
+
+
+rule alignment_dictionary:
+    input:
+        pairs=rules.word_align.output.pairs,
+    output:
+        txt=f"{RES}/dictionaries/alignment/{{src}}-{{tgt}}.txt",
+        stats=f"{RES}/dictionaries/alignment/{{src}}-{{tgt}}.json",
+    log:
+        log_path("alignment_dictionary", "{src}-{tgt}"),
+    benchmark:
+        bench_path("alignment_dictionary", "{src}-{tgt}")
+    wildcard_constraints:
+        src=LANG_RE,
+        tgt=LANG_RE,
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, input, attempt: (1000 + 2 * input.size_mb) * attempt,
+        runtime=lambda wc, attempt: 20 * attempt,
+    params:
+        options=config["wordalign"]["dictionary"],
+    script:
+        "../scripts/alignment_dictionary.py"
+
+
+rule eval_alignment_dictionary:
+    input:
+        unpack(alignment_dictionary_gold),
+        induced=f"{RES}/dictionaries/alignment/{HUB}-{{lang}}.txt",
+    output:
+        f"{RES}/eval/s{{sseed}}/alignment_dictionary/{HUB}-{{lang}}.json",
+    log:
+        log_path("eval_alignment_dictionary", "s{sseed}", "{lang}"),
+    benchmark:
+        bench_path("eval_alignment_dictionary", "s{sseed}", "{lang}")
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
+    params:
+        lowercase=config["wordalign"]["dictionary"]["lowercase"],
+    script:
+        "../scripts/eval_alignment_dictionary.py"
