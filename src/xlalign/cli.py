@@ -339,6 +339,135 @@ def _cmd_tables(args: argparse.Namespace) -> None:
     _report({"written": written}, args)
 
 
+def _cmd_parallel(args: argparse.Namespace) -> None:
+    from xlalign.parallel import PairFilter, build_parallel, make_tokeniser, sources_from_specs
+
+    specs = []
+    for i, item in enumerate(args.source):
+        kind, sep, rest = item.partition(":")
+        paths = rest.split(",")
+        if not sep or kind not in ("units", "lines", "wikimatrix"):
+            raise XlalignError(
+                f"--source {item!r}: expected units:HUB.tsv,OTHER.tsv, lines:HUB.txt,OTHER.txt "
+                "or wikimatrix:FILE.tsv.gz"
+            )
+        specs.append(
+            {
+                "kind": kind,
+                "paths": paths,
+                "name": f"{kind}{i}",
+                "min_score": args.min_score if kind == "wikimatrix" else None,
+            }
+        )
+    tokenisers, tools = {}, {}
+    for lang, tool, model in (
+        (args.src, args.src_tool, args.src_udpipe_model),
+        (args.tgt, args.tgt_tool, args.tgt_udpipe_model),
+    ):
+        tokenisers[lang], tools[lang] = make_tokeniser(
+            lang, tool=tool, udpipe_model=model, fallback=args.fallback
+        )
+    stats = build_parallel(
+        sources_from_specs(specs),
+        args.output,
+        args.stats or _stats_path(args.output),
+        src_lang=args.src,
+        tgt_lang=args.tgt,
+        src_tokenise=tokenisers[args.src],
+        tgt_tokenise=tokenisers[args.tgt],
+        filters=PairFilter(
+            min_tokens=args.min_tokens,
+            max_tokens=args.max_tokens,
+            max_ratio=args.max_ratio,
+            dedupe=not args.keep_duplicates,
+        ),
+        max_pairs=args.max_pairs,
+        seed=args.seed,
+        oversample=args.oversample,
+        progress=not args.quiet,
+        info={"tokenisers": tools},
+    )
+    _report(stats, args)
+
+
+def _cmd_align(args: argparse.Namespace) -> None:
+    import tempfile
+
+    from xlalign.linkdict import LinkDictOptions, dictionary_from_alignment, evaluate_against
+    from xlalign.wordalign import (
+        AlignmentPaths,
+        AlignOptions,
+        align_corpus,
+        corpus_from_token_files,
+    )
+
+    options = AlignOptions(
+        model=args.model,
+        samplers=args.samplers,
+        iterations=tuple(args.iterations) if args.iterations else None,
+        rel_iterations=args.rel_iterations,
+        null_prior=args.null_prior,
+        chunk_size=args.chunk_size,
+        symmetrization=args.symmetrization,
+        one_to_one=not args.keep_many_to_many,
+        drop_identical=not args.keep_identical,
+    )
+    out = AlignmentPaths.in_dir(args.output_dir)
+    with tempfile.TemporaryDirectory(dir=args.tmpdir) as tmp:
+        if args.corpus:
+            if args.source_text or args.target_text:
+                raise XlalignError("give either CORPUS or --source-text/--target-text, not both")
+            corpus = args.corpus
+        elif args.source_text and args.target_text:
+            corpus = str(Path(tmp) / "corpus.tsv")
+            corpus_from_token_files(args.source_text, args.target_text, corpus)
+        else:
+            raise XlalignError(
+                "expected CORPUS (a parallel TSV) or --source-text and --target-text"
+            )
+        stats = align_corpus(
+            corpus,
+            out,
+            options,
+            tmpdir=args.tmpdir,
+            checkpoint_dir=args.checkpoint_dir,
+            priors=args.priors,
+            threads=args.threads,
+            progress=not args.quiet,
+        )
+    if args.dictionary:
+        stats["dictionary"] = dictionary_from_alignment(
+            out.pairs,
+            args.dictionary,
+            _stats_path(args.dictionary),
+            LinkDictOptions(min_count=args.min_count, min_ratio=args.min_ratio),
+        )
+        if args.gold:
+            refs = {Path(p).stem: p for p in args.gold}
+            stats["dictionary"]["evaluation"] = evaluate_against(
+                args.dictionary, refs, Path(args.output_dir) / "dictionary-eval.json"
+            )
+    _report(stats, args)
+
+
+def _cmd_aer(args: argparse.Namespace) -> None:
+    from xlalign.aer import score_files
+
+    result = score_files(args.predicted, args.gold, args.format, reverse=args.reverse)
+    out = result.as_dict()
+    if args.output:
+        from xlalign.io import write_json
+
+        write_json(args.output, out)
+    if args.quiet:
+        return
+    print(
+        f"AER {result.aer:.4f}  precision {result.precision:.4f}  recall {result.recall:.4f}  "
+        f"F1 {result.f1:.4f}  ({result.sentences} sentences, {result.predicted} predicted, "
+        f"{result.sure} sure, {result.possible} possible links)"
+    )
+
+
 def _stats_path(output: str) -> str:
     p = Path(output)
     return str(p.with_name(p.name.rsplit(".", 1)[0] + ".json"))
@@ -503,6 +632,76 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retrieval", default="csls", choices=["nn", "csls"])
     p.add_argument("--output-dir", "-o", required=True)
     p.set_defaults(func=_cmd_tables)
+
+    p = sub.add_parser("parallel", help="a tokenised parallel corpus (for word alignment)")
+    p.add_argument("--src", required=True, help="hub-side language (first file of each source)")
+    p.add_argument("--tgt", required=True, help="the other language")
+    p.add_argument(
+        "--source",
+        action="append",
+        required=True,
+        metavar="KIND:PATH[,PATH]",
+        help="units:HUB.tsv,OTHER.tsv, lines:HUB.txt,OTHER.txt or wikimatrix:FILE (repeatable)",
+    )
+    p.add_argument("--output", "-o", required=True, help="the corpus TSV")
+    p.add_argument("--stats", help="stats JSON (default: beside the output)")
+    p.add_argument("--src-tool", help="segment tool of --src (default: the paper's)")
+    p.add_argument("--tgt-tool", help="segment tool of --tgt (default: the paper's)")
+    p.add_argument("--src-udpipe-model")
+    p.add_argument("--tgt-udpipe-model")
+    p.add_argument("--fallback", default="icu", help="tool used when a UDPipe model is missing")
+    p.add_argument("--min-score", type=float, help="wikimatrix margin threshold (default 1.04)")
+    p.add_argument("--min-tokens", type=int, default=1)
+    p.add_argument("--max-tokens", type=int, default=100)
+    p.add_argument("--max-ratio", type=float, default=3.0)
+    p.add_argument("--keep-duplicates", action="store_true")
+    p.add_argument("--max-pairs", type=int)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--oversample", type=float, default=1.5)
+    p.set_defaults(func=_cmd_parallel)
+
+    p = sub.add_parser("align", help="eflomal word alignment, symmetrised (Pharaoh + word pairs)")
+    p.add_argument("corpus", nargs="?", help="a parallel corpus TSV (xlalign parallel)")
+    p.add_argument("--source-text", help="or: tokenised source sentences, one per line")
+    p.add_argument("--target-text", help="... and the line-aligned target sentences")
+    p.add_argument("--output-dir", "-o", required=True)
+    p.add_argument("--model", type=int, choices=[1, 2, 3], default=3)
+    p.add_argument("--samplers", type=int, default=3)
+    p.add_argument("--iterations", type=int, nargs=3, metavar=("IBM1", "HMM", "FERT"))
+    p.add_argument("--rel-iterations", type=float, default=1.0)
+    p.add_argument("--null-prior", type=float, default=0.2)
+    p.add_argument("--priors", help="an eflomal priors file")
+    p.add_argument("--chunk-size", type=int, default=200_000)
+    p.add_argument("--checkpoint-dir", help="keep finished chunks here; a re-run resumes")
+    p.add_argument("--tmpdir", help="eflomal's temporary files (default: $TMPDIR)")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument(
+        "--symmetrization",
+        default="grow-diag-final-and",
+        choices=[
+            "intersection",
+            "union",
+            "grow",
+            "grow-diag",
+            "grow-diag-final",
+            "grow-diag-final-and",
+        ],
+    )
+    p.add_argument("--keep-many-to-many", action="store_true", help="not only 1-to-1 links")
+    p.add_argument("--keep-identical", action="store_true", help="keep links of identical words")
+    p.add_argument("--dictionary", help="also write a MUSE dictionary from the link counts")
+    p.add_argument("--min-count", type=int, default=3)
+    p.add_argument("--min-ratio", type=float, default=0.1)
+    p.add_argument("--gold", nargs="+", help="score the dictionary against these MUSE files")
+    p.set_defaults(func=_cmd_align)
+
+    p = sub.add_parser("aer", help="alignment error rate, precision, recall vs gold links")
+    p.add_argument("predicted", help="Pharaoh file, one line per sentence")
+    p.add_argument("gold", help="gold links: Pharaoh (i-j sure, i?j possible) or NAACL format")
+    p.add_argument("--format", choices=["auto", "pharaoh", "naacl"], default="auto")
+    p.add_argument("--reverse", action="store_true", help="swap i-j of the prediction first")
+    p.add_argument("--output", "-o", help="also write the scores as JSON")
+    p.set_defaults(func=_cmd_aer)
 
     p = sub.add_parser("check-config", help="validate a workflow config (defaults filled)")
     p.add_argument("configfile")

@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -542,3 +543,37 @@ def read_aligned_pairs(path: PathLike) -> Iterator[tuple[str, int, int, int, str
                 f"{path}: line {lineno}: sentence and positions must be integers"
             ) from None
         yield row
+
+
+def corpus_from_token_files(source: PathLike, target: PathLike, out_path: PathLike) -> int:
+    """A corpus TSV from two pre-tokenised, line-aligned files (one sentence per line).
+
+    Different line counts, or a line whose one side is empty, are an :class:`InputError`
+    naming the files and line: an alignment must never shift. Returns the pair count.
+    """
+    from xlalign.parallel import PARALLEL_COLUMNS
+
+    n = n_src = n_tgt = 0
+    with atomic_open(out_path) as fh:
+        fh.write("\t".join(PARALLEL_COLUMNS) + "\n")
+        for s, t in itertools.zip_longest(iter_lines(source), iter_lines(target)):
+            n_src += s is not None
+            n_tgt += t is not None
+            if s is None or t is None:
+                continue  # count the rest of the longer file for the message
+            n += 1
+            s_tok, t_tok = s.split(), t.split()
+            if not s_tok or not t_tok:
+                empty, other = (source, target) if not s_tok else (target, source)
+                raise InputError(
+                    f"{empty}: line {n} is empty (paired with line {n} of {other}); expected "
+                    "a tokenised sentence on every line of both files"
+                )
+            fh.write(f"{n}\t{' '.join(s_tok)}\t{' '.join(t_tok)}\n")
+        if n_src != n_tgt:
+            raise InputError(
+                f"{source} has {n_src} lines but {target} has {n_tgt}; expected line-aligned files"
+            )
+    if n == 0:
+        raise InputError(f"{source}, {target}: no lines to align")
+    return n
