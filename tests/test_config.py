@@ -166,3 +166,41 @@ def test_local_encoder(tmp_path: Path) -> None:
     cfg = validate({**MINIMAL, "encoder": {"source": "local", "path": "enc"}}, base_dir=tmp_path)
     assert encoder_dir(cfg) == "enc"
     assert "only for source 'local'" in _bad({"encoder": {"path": "enc"}}, tmp_path)
+
+
+def test_parallel_sources_checked(tmp_path: Path) -> None:
+    assert "expected a language pair such as 'en-de'" in _bad(
+        {"parallel.sources": {"ende": [{"type": "libreoffice-help"}]}}
+    )
+    assert "language 'fr' is not in `languages`" in _bad(
+        {"parallel.sources": {"en-fr": [{"type": "opus100"}]}}
+    )
+    assert "no Bible translation for 'de'" in _bad(
+        {"parallel.sources": {"en-de": [{"type": "bible", "translations": {"en": "4"}}]}}
+    )
+    assert "is a 'en' translation, not 'de'" in _bad(
+        {"parallel.sources": {"en-de": [{"type": "bible", "translations": {"en": "4", "de": "4"}}]}}
+    )
+    assert "paths: expected a line-aligned file for 'de'" in _bad(
+        {"parallel.sources": {"en-de": [{"type": "files", "paths": {"en": "a.txt"}}]}}, tmp_path
+    )
+    assert "not allowed for parallel source type 'opus100'" in _bad(
+        {"parallel.sources": {"en-de": [{"type": "opus100", "min_score": 1.0}]}}
+    )
+    assert "'de-fr' has no entry in parallel.sources" in _bad(
+        {"languages": ["en", "de", "fr"], "parallel.pairs": ["de-fr"]}
+    )
+    assert "wordalign.symmetrization" in _bad({"wordalign.symmetrization": "grow-diag-final-or"})
+
+
+def test_parallel_pairs_default_to_hub_pairs_with_sources() -> None:
+    from xlalign.config import parallel_pairs
+
+    emb = load(ROOT / "config" / "config.yaml")
+    assert parallel_pairs(emb) == [("en", lang) for lang in emb["languages"] if lang != "en"]
+    paper = load(ROOT / "config" / "paper.yaml")
+    assert ("en", "de") in parallel_pairs(paper) and len(parallel_pairs(paper)) == 8
+    cfg = validate(
+        {**MINIMAL, "parallel": {"sources": {"en-de": [{"type": "opus100"}]}}}, origin="x"
+    )
+    assert parallel_pairs(cfg) == [("en", "de")] and cfg["wordalign"]["one_to_one"] is True

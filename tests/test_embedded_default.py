@@ -145,3 +145,34 @@ def test_lexical_stage_selection_bli_and_tables(run: Path) -> None:
     assert set(cfg["evaluate"]["wordsim"]["english_sets"]) == set(sets) | set(skipped)
     assert all("in vocabulary" in reason for reason in skipped.values())
     assert sets["men"]["found"] > 100 and sets["men"]["spearman"] > 0.2
+
+
+@pytest.mark.slow
+def test_word_alignment_of_every_pair(run: Path) -> None:
+    from xlalign.wordalign import read_aligned_pairs
+
+    res = run / "results/embedded"
+    for lang in ("de", "ru", "ar", "hi", "zh", "ja", "tl"):
+        corpus = json.loads((res / f"parallel/en-{lang}/corpus.json").read_text())
+        stats = json.loads((res / f"alignment/en-{lang}/stats.json").read_text())
+        assert stats["sentences"] == corpus["pairs_out"] > 1000
+        # Held-out Bible books and help pages never reach the bitext.
+        assert all(src["kept"] <= src["read"] - src["heldout"] for src in corpus["sources"])
+        assert 3 < stats["kept_links_per_sentence"] < stats["symmetrized_links_per_sentence"]
+        lines = (res / f"alignment/en-{lang}/symmetrized.txt").read_text().splitlines()
+        assert len(lines) == corpus["pairs_out"]
+        dic = json.loads((res / f"dictionaries/alignment/en-{lang}.json").read_text())
+        assert dic["pairs"] > 500
+    held = {
+        line.split("\t")[0]
+        for line in (run / "resources/embedded/bible/de.e.tsv").read_text().splitlines()
+        if "\theldout\t" in line
+    }
+    ids = {r[0] for r in read_aligned_pairs(res / "alignment/en-de/pairs.tsv")}
+    assert ids and not ids & held
+    # The induced en-de dictionary against the FreeDict test split: most words right.
+    ev = json.loads((res / "eval/s0/alignment_dictionary/en-de.json").read_text())
+    test = ev["references"]["test"]
+    assert test["judged_source_words"] > 100 and test["p_at_1"] > 0.4
+    pairs = (res / "dictionaries/alignment/en-de.txt").read_text().splitlines()
+    assert {"god gott", "and und"} <= set(pairs[:200])

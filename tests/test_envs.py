@@ -110,5 +110,5 @@ def test_conda_dry_run_resolves(tmp_path: Path, flag: str, configfile: str | Non
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     planned = set(re.findall(r"Conda environment (\S+) will be created", out))
-    expected = {"core.yaml", "segment.yaml", "torch.yaml"}
+    expected = {"core.yaml", "segment.yaml", "torch.yaml", "wordalign.yaml"}
     assert {Path(p).name for p in planned} == expected, planned

@@ -272,6 +272,7 @@ def _check_parallel_source(
         for lang in (src, tgt):
             if lang not in paths:
                 fail(f"{key}.paths: expected a line-aligned file for {lang!r}")
+        for lang in (src, tgt):
             p = Path(paths[lang])
             if not (p if p.is_absolute() else base_dir / p).is_file():
                 fail(f"{key}.paths.{lang}: file not found: {paths[lang]}")

@@ -453,12 +453,18 @@ def parallel_specs(wildcards):
         kind = spec["type"]
         out.append(
             {
-                "kind": {"bible": "units", "libreoffice-help": "units", "opus100": "lines"}.get(
-                    kind, "lines" if kind == "files" else kind
-                ),
+                "kind": {
+                    "bible": "units",
+                    "libreoffice-help": "units",
+                    "opus100": "lines",
+                }.get(kind, "lines" if kind == "files" else kind),
                 "paths": wp.parallel_source_files(spec, src, tgt, config),
                 "min_score": spec.get("min_score"),
-                "name": f"{kind}{i}" if kind in ("opus100", "files", "wikimatrix") else kind,
+                "name": (
+                    f"{kind}-{i}"
+                    if kind in ("opus100", "files", "wikimatrix")
+                    else kind
+                ),
             }
         )
     return out
@@ -495,7 +501,9 @@ def alignment_dictionary_gold(wildcards):
 
 
 def has_gold_dictionaries(lang):
-    return bool(config["dictionaries"]["sources"] or lang in config["dictionaries"]["files"])
+    return bool(
+        config["dictionaries"]["sources"] or lang in config["dictionaries"]["files"]
+    )
 
 
 def wordalign_targets():
@@ -539,7 +547,9 @@ def wordalign_track_records(seed):
                     "stage": "eval_alignment_dictionary",
                     "language": tgt,
                     "stats": f"{RES}/eval/s{sseed}/alignment_dictionary/{pair}.json",
-                    "benchmark": bench_path("eval_alignment_dictionary", f"s{sseed}", tgt),
+                    "benchmark": bench_path(
+                        "eval_alignment_dictionary", f"s{sseed}", tgt
+                    ),
                 }
             )
     return recs
