@@ -229,6 +229,18 @@ def _check_parallel(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:
     for i, pair in enumerate(par["pairs"]):
         if pair not in par["sources"]:
             fail(f"parallel.pairs[{i}]: {pair!r} has no entry in parallel.sources")
+    align = cfg["align"]
+    if align["enabled"] and align["dictionary"]["source"] == "alignment":
+        pairs = set(parallel_pairs(cfg))
+        missing = [
+            lang for lang in langs if lang != align["hub"] and (align["hub"], lang) not in pairs
+        ]
+        if missing:
+            fail(
+                f"align.dictionary.source 'alignment': no parallel text for "
+                f"{', '.join(align['hub'] + '-' + m for m in missing)}; add them to "
+                "parallel.sources (or use another dictionary source)"
+            )
     priors = cfg["wordalign"]["priors"]
     if priors is not None and len(parallel_pairs(cfg)) > 1 and "{pair}" not in priors:
         fail("wordalign.priors: with several pairs, expected a path with '{pair}' in it")

@@ -272,6 +272,8 @@ def train_dictionary(seed, lang):
         return [f"{dict_dir(seed, lang)}/train.txt"]
     if source == "induced":
         return [f"{RES}/dictionaries/induced/seed{seed}/{lang}.txt"]
+    if source == "alignment":
+        return [f"{RES}/dictionaries/alignment/{HUB}-{lang}.txt"]
     return [config["align"]["dictionary"]["path"].format(lang=lang)]
 
 
