@@ -204,3 +204,14 @@ def test_parallel_pairs_default_to_hub_pairs_with_sources() -> None:
         {**MINIMAL, "parallel": {"sources": {"en-de": [{"type": "opus100"}]}}}, origin="x"
     )
     assert parallel_pairs(cfg) == [("en", "de")] and cfg["wordalign"]["one_to_one"] is True
+
+
+def test_alignment_dictionary_source_needs_bitext_for_every_language() -> None:
+    msg = _bad(
+        {
+            "languages": ["en", "de", "ru"],
+            "align.dictionary.source": "alignment",
+            "parallel.sources": {"en-de": [{"type": "opus100"}]},
+        }
+    )
+    assert "no parallel text for en-ru" in msg

@@ -80,6 +80,8 @@ def test_dictionaries_and_tracking(run: Path) -> None:
         "segment/ar",
         "resource/encoder",
         "resource/dictionary/en-de.freedict",
+        "word_align/en-de",
+        "eval_alignment_dictionary/en-ja",
     } <= jobs
     # Nothing left to do afterwards.
     assert planned_jobs(snakemake(run, "-n", "all")) == {}

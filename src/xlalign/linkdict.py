@@ -103,7 +103,8 @@ def induce(
     out: list[Pair] = []
     for s in sorted(candidates, key=lambda w: (-by_source[w], w)):
         ranked = sorted(candidates[s], key=lambda ct: (-ct[0], ct[1]))
-        dropped["max_translations"] += max(0, len(ranked) - opt.max_translations)
+        if len(ranked) > opt.max_translations:
+            dropped["max_translations"] += len(ranked) - opt.max_translations
         out += [(s, t) for _, t in ranked[: opt.max_translations]]
     stats = {
         "options": asdict(opt),
@@ -138,6 +139,8 @@ def evaluate_dictionary(
     judged = correct = 0
     first: dict[str, str] = {}
     for s, t in induced:
+        if lowercase:
+            s, t = s.lower(), t.lower()
         if s not in gold_map:
             continue
         first.setdefault(s, t)
