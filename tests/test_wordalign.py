@@ -306,7 +306,7 @@ def test_bad_options() -> None:
 def test_stats_record_rates(aligned) -> None:
     out, _ = aligned
     saved = json.loads(out.stats.read_text())
-    assert saved["sentences_per_s"] > 0 and saved["seeded"] is False
+    assert saved["sentences_per_s"] > 0 and saved["seeded"] is True
     assert 0.5 < saved["source_coverage"] <= 1 and 0.5 < saved["target_coverage"] <= 1
     assert saved["symmetrized_links_per_sentence"] == pytest.approx(
         saved["symmetrized_links"] / 1500
@@ -320,3 +320,29 @@ def test_gold_roundtrip_with_aer_reader(tmp_path: Path, corpus) -> None:
     g.write_text("\n".join(" ".join(f"{i}-{j}" for i, j in sorted(x)) for x in gold[:20]) + "\n")
     parsed = read_gold(g)
     assert parsed[3][0] == gold[3]
+
+
+def test_seeded_runs_are_identical_and_seeds_differ(tmp_path: Path) -> None:
+    src, tgt, _ = synthetic_corpus(300, seed=5)
+    path = write_corpus(tmp_path / "c.tsv", src, tgt)
+    texts = {}
+    for name, seed, threads in (("a", 7, 2), ("b", 7, 1), ("c", 8, 2)):
+        out = AlignmentPaths.in_dir(tmp_path / name)
+        stats = align_corpus(
+            path, out, AlignOptions(seed=seed, chunk_size=150), threads=threads, progress=False
+        )
+        assert stats["seeded"] is True
+        texts[name] = out.forward.read_text() + out.reverse.read_text()
+    assert texts["a"] == texts["b"]  # and independent of the thread count
+    assert texts["a"] != texts["c"]
+    assert wordalign.chunk_seed(7, 0) != wordalign.chunk_seed(7, 1)
+
+
+def test_seed_needs_a_compiler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    with pytest.raises(ToolError, match="could not build"):
+        wordalign.seed_shim(tmp_path)
+    monkeypatch.delenv("CC")
+    monkeypatch.setattr(wordalign.shutil, "which", lambda name: None)
+    with pytest.raises(ToolError, match=r"set wordalign\.seed: null"):
+        wordalign.seed_shim(tmp_path)

@@ -26,9 +26,14 @@ corpus pair, the symmetrised one before the one-to-one / identical filters), the
 aligned word pairs after the filters (``pair_id sentence source_pos target_pos source
 target``, what contextual alignment losses need), and a stats JSON.
 
-eflomal has no seed option: its binary seeds itself from ``/dev/urandom``, so two runs over
-the same corpus agree on most but not all links. The alignment is therefore computed once
-per corpus and cached as a workflow output; everything downstream is deterministic given it.
+**Determinism.** eflomal has no seed option: its binary seeds itself from ``/dev/urandom``,
+and its samplers draw their random states in thread-arrival order. With ``seed`` set (the
+default), the binary runs with a tiny ``LD_PRELOAD`` shim (compiled on first use with the
+system C compiler) that answers its one read of ``/dev/urandom`` with bytes derived from
+the seed and the chunk number, and with OpenMP limited to the two directions in parallel
+and the samplers of a direction in order (``OMP_NUM_THREADS=2,1``): the same corpus,
+options and seed then give byte-identical links. ``seed=None`` is eflomal's own behaviour
+(samplers in parallel on all threads, a different alignment at every run).
 """
 
 from __future__ import annotations
@@ -85,6 +90,7 @@ class AlignOptions:
     target_prefix_len: int = 0
     target_suffix_len: int = 0
     chunk_size: int = 200_000
+    seed: int | None = 0
     symmetrization: str = "grow-diag-final-and"
     one_to_one: bool = True
     drop_identical: bool = True
@@ -96,6 +102,7 @@ class AlignOptions:
             ("rel_iterations", self.rel_iterations > 0, "a number > 0"),
             ("null_prior", 0 <= self.null_prior < 1, "a number in [0, 1)"),
             ("chunk_size", self.chunk_size >= 1, "an integer >= 1"),
+            ("seed", self.seed is None or self.seed >= 0, "an integer >= 0 or null"),
             ("symmetrization", self.symmetrization in HEURISTICS, f"one of {HEURISTICS}"),
         ]
         for name in ("source_prefix_len", "source_suffix_len"):
@@ -178,6 +185,98 @@ def _private_tmpdir(tmpdir: PathLike | None) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+#: Answers eflomal's read of /dev/urandom (its only source of randomness) with splitmix64
+#: bytes of $XLALIGN_EFLOMAL_SEED; every other fopen goes to the C library.
+_SEED_SHIM_C = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t splitmix64(uint64_t *x) {
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+FILE *fopen(const char *path, const char *mode) {
+    static FILE *(*real_fopen)(const char *, const char *) = NULL;
+    const char *seed = getenv("XLALIGN_EFLOMAL_SEED");
+    if (seed != NULL && path != NULL && strcmp(path, "/dev/urandom") == 0) {
+        static __thread unsigned char bytes[256];
+        uint64_t x = strtoull(seed, NULL, 10);
+        for (size_t i = 0; i < sizeof(bytes); i += 8) {
+            uint64_t v = splitmix64(&x);
+            memcpy(bytes + i, &v, 8);
+        }
+        return fmemopen(bytes, sizeof(bytes), "rb");
+    }
+    if (real_fopen == NULL)
+        real_fopen = (FILE *(*)(const char *, const char *))dlsym(RTLD_NEXT, "fopen");
+    return real_fopen(path, mode);
+}
+"""
+
+
+def seed_shim(directory: PathLike) -> Path:
+    """Compile the seeding shim into ``directory`` (once); ToolError without a C compiler."""
+    out = Path(directory) / "xlalign-eflomal-seed.so"
+    if out.exists():
+        return out
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        raise ToolError(
+            "wordalign.seed: seeding eflomal needs a C compiler (cc or gcc, or $CC) to build a "
+            "40-line LD_PRELOAD shim; install one, or set wordalign.seed: null for eflomal's "
+            "own (unseeded) randomness"
+        )
+    src = Path(directory) / "xlalign-eflomal-seed.c"
+    src.write_text(_SEED_SHIM_C, encoding="utf-8")
+    try:
+        r = subprocess.run(
+            [cc, "-shared", "-fPIC", "-O2", "-o", str(out), str(src), "-ldl"],
+            capture_output=True,
+            text=True,
+        )
+        problem = r.stderr.strip() if r.returncode != 0 else None
+    except OSError as exc:
+        problem = str(exc)
+    if problem is not None:
+        out.unlink(missing_ok=True)
+        raise ToolError(
+            f"wordalign.seed: {cc} could not build the eflomal seeding shim:\n{problem}"
+            "\n(set wordalign.seed: null to run eflomal unseeded)"
+        )
+    return out
+
+
+def chunk_seed(seed: int, chunk: int) -> int:
+    """The seed eflomal sees for one chunk (distinct chunks, distinct random streams)."""
+    digest = hashlib.blake2b(f"{seed}:{chunk}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+@contextlib.contextmanager
+def _environ(**values: str | None) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    try:
+        for k, v in values.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def _disk_full(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
@@ -191,8 +290,13 @@ def _align_chunk(
     priors: PathLike | None,
     threads: int,
     where: str,
+    seed: int | None = None,
+    shim: Path | None = None,
 ) -> tuple[list[str], list[str]]:
-    """Forward and reverse Pharaoh lines of one chunk (eflomal in a subprocess)."""
+    """Forward and reverse Pharaoh lines of one chunk (eflomal in a subprocess).
+
+    With ``seed`` (and the ``shim`` of :func:`seed_shim`) the run is deterministic.
+    """
     import eflomal
 
     aligner = eflomal.Aligner(
@@ -207,10 +311,21 @@ def _align_chunk(
         target_suffix_len=options.target_suffix_len,
     )
     fwd, rev = workdir / "forward.links", workdir / "reverse.links"
-    old_threads = os.environ.get("OMP_NUM_THREADS")
-    os.environ["OMP_NUM_THREADS"] = str(max(1, threads))
+    if seed is None:
+        env: dict[str, str | None] = {"OMP_NUM_THREADS": str(max(1, threads))}
+    else:
+        if shim is None:
+            raise ValueError("a seeded run needs the shim")
+        preload = os.environ.get("LD_PRELOAD")
+        env = {
+            # the two directions in parallel, the samplers of each in order
+            "OMP_NUM_THREADS": "2,1" if threads >= 2 else "1",
+            "OMP_MAX_ACTIVE_LEVELS": "2",
+            "LD_PRELOAD": f"{shim}:{preload}" if preload else str(shim),
+            "XLALIGN_EFLOMAL_SEED": str(seed),
+        }
     try:
-        with contextlib.ExitStack() as stack:
+        with _environ(**env), contextlib.ExitStack() as stack:
             prior_fh = (
                 stack.enter_context(open(priors, encoding="utf-8")) if priors is not None else None
             )
@@ -236,11 +351,6 @@ def _align_chunk(
                 f"larger disk or lower wordalign.chunk_size"
             ) from exc
         raise
-    finally:
-        if old_threads is None:
-            os.environ.pop("OMP_NUM_THREADS", None)
-        else:
-            os.environ["OMP_NUM_THREADS"] = old_threads
     out = []
     for name, path in (("forward", fwd), ("reverse", rev)):
         if not path.exists():
@@ -378,6 +488,7 @@ def align_corpus(
         store_dir = Path(checkpoint_dir) if checkpoint_dir is not None else work / "chunks"
         store = _ChunkStore(store_dir, fingerprint, resume=checkpoint_dir is not None)
         resumed = 0
+        shim = seed_shim(work) if options.seed is not None else None
         bar = tqdm(
             total=n_pairs,
             desc=f"eflomal {Path(corpus).parent.name}",
@@ -405,6 +516,8 @@ def align_corpus(
                         priors=priors,
                         threads=threads,
                         where=where,
+                        seed=None if options.seed is None else chunk_seed(options.seed, k),
+                        shim=shim,
                     )
                     store.save(k, fwd, rev)
                 except OSError as exc:
@@ -434,8 +547,7 @@ def align_corpus(
             "align_seconds": align_seconds,
             "seconds": seconds,
             "sentences_per_s": (n_pairs / align_seconds) if align_seconds > 0 else None,
-            "seeded": False,
-            "seed_note": "eflomal seeds itself from /dev/urandom (no seed option)",
+            "seeded": options.seed is not None,
         }
     )
     write_json(out.stats, stats)

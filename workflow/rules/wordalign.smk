@@ -53,8 +53,9 @@ rule word_align:
         tgt=LANG_RE,
     conda:
         f"{ENVS}/wordalign.yaml"
-    # eflomal runs its independent samplers in parallel, one thread each.
-    threads: config["wordalign"]["samplers"]
+    # Unseeded, eflomal runs its samplers in parallel, one thread each; seeded, only the
+    # two directions run in parallel (see xlalign.wordalign).
+    threads: 2 if config["wordalign"]["seed"] is not None else config["wordalign"]["samplers"]
     resources:
         # eflomal holds one chunk (its token ids and link counts) in memory: about 60 bytes
         # per token, i.e. ~25 MiB per MiB of chunk text, plus the interpreter.
