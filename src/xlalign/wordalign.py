@@ -398,16 +398,18 @@ class _ChunkStore:
         self.dir = directory
         self.fingerprint = fingerprint
         manifest = directory / "manifest.json"
-        if resume and manifest.exists():
+        if directory.exists():
             try:
                 old = json.loads(manifest.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+            except (OSError, ValueError):  # no (readable) manifest: nothing to trust
                 old = {}
-            if old.get("fingerprint") != fingerprint:
-                log.warning(
-                    "%s: checkpoint is for another corpus, priors or options; starting afresh",
-                    directory,
-                )
+            if not resume or old.get("fingerprint") != fingerprint:
+                if resume:
+                    log.warning(
+                        "%s: checkpoint is for another corpus, priors or options (or has no "
+                        "manifest); starting afresh",
+                        directory,
+                    )
                 shutil.rmtree(directory)
         directory.mkdir(parents=True, exist_ok=True)
         for stale in directory.glob(".*.tmp"):  # a writer killed mid-save
