@@ -1,0 +1,593 @@
+"""Benchmark of chunked word alignment (xlalign.wordalign.align_corpus) against eflomal called
+directly on the whole corpus, side by side on the same machine and data.
+
+Data: a synthetic parallel corpus of ``--pairs`` pairs (default 20,000) with known gold
+links, or a real corpus TSV (``--corpus``, header ``id, source, target``, tokens
+space-separated) without gold. The synthetic one: source words drawn Zipf-like from
+``--vocab`` content words ``s0..``; each has exactly one target word (a bijection onto
+shuffled ``t..`` names); target order is the source order with local reordering (adjacent
+swaps, an occasional move of a word by up to 3 places) and with unaligned insertions on both
+sides: target-only function words ``zz0..zz4`` and source-only words ``yy0..yy4`` that have
+no translation. Gold: the content-word links, all sure.
+
+Baseline (what a user's script does): read the TSV, ``eflomal.Aligner().align(src_lines,
+tgt_lines, links_filename_fwd=..., links_filename_rev=...)`` on the whole corpus at once,
+read both link files back, grow-diag-final-and (xlalign.symmetrize) per pair, write the
+symmetrised Pharaoh file. Run ``--repeats`` times (default 2): eflomal seeds itself from
+``/dev/urandom`` and has no seed option, so the link agreement between two baseline runs is
+the noise floor against which the chunked runs' agreement with the baseline is read.
+
+Ours: ``align_corpus`` with each chunk size of ``--chunk-sizes`` (default: the whole
+corpus, 1/2, 1/4 and 1/8 of it), ``threads=--threads`` (default 2), grow-diag-final-and,
+``one_to_one`` and ``drop_identical`` off (its symmetrised file is written before those
+filters anyway; off, its pairs table holds the same links, and the work compared is the
+same). Ours also reads and validates the corpus twice, writes the forward, reverse and
+symmetrised files, the pairs table and stats. Where ``AlignOptions`` has a ``seed`` (the
+seeded, deterministic eflomal runs: an ``LD_PRELOAD`` shim compiled per call and
+``OMP_NUM_THREADS=2,1``, the two directions in parallel and the samplers of each in turn),
+ours runs with its default unless ``--ours-seed`` says otherwise (``none``: eflomal's own
+randomness and threading, as the baseline); the table's ``seeded`` column says which.
+
+Both use eflomal's defaults (model 3, 3 samplers, NULL prior 0.2) and the same
+``OMP_NUM_THREADS`` (``--threads``; the baseline gets it in its environment).
+``--iterations I H F`` fixes the iteration counts of both; by default eflomal picks them per
+call from the number of sentences ``n`` it is given: ``F = max(2, round(5000 / sqrt(n)))``,
+``I = H = max(1, F // 4)``, so a chunk of 1/8 of the corpus gets sqrt(8) = 2.8x as many
+sampling iterations per sentence as the whole corpus (more work, and more sampling per
+sentence, on fewer sentences' statistics).
+
+Per run: wall seconds (baseline: TSV read to symmetrised file written; ours: the whole
+``align_corpus`` call), eflomal's share of it (the ``align`` call(s)), pairs/s over the
+wall time, the ratio of wall time to the baseline's mean (below 1: faster than the
+baseline), the CPU seconds of the process tree (user + system; steadier than wall time on a
+shared machine) and their ratio to the baseline's mean, the peak RSS of the process tree
+(this process plus the eflomal binary, sampled every 20 ms with psutil, or /proc when psutil
+is missing), its rise over the RSS before the run, and the eflomal binary's peak alone;
+on the synthetic corpus the AER, precision and recall of the symmetrised links against the
+gold; and link agreement with the baseline: F1 between link sets (``2 |A ∩ B| / (|A| +
+|B|)`` summed over the corpus) with each baseline run, averaged (for a baseline run: with
+the other baseline runs, i.e. the noise floor).
+
+    .venv/bin/python benchmarks/bench_wordalign.py [--pairs N] [--corpus TSV]
+        [--chunk-sizes C ...] [--threads T] [--repeats R] [--iterations I H F]
+        [--vocab V] [--seed S] [--workdir DIR] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import gc
+import json
+import math
+import os
+import platform
+import random
+import resource
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from xlalign.aer import score
+from xlalign.parallel import read_parallel
+from xlalign.symmetrize import Link, format_pharaoh, parse_pharaoh, read_pharaoh, symmetrize
+from xlalign.wordalign import AlignmentPaths, AlignOptions, align_corpus, eflomal_version
+
+HEURISTIC = "grow-diag-final-and"
+SAMPLE_S = 0.02
+
+try:
+    import psutil
+except ImportError:  # pragma: no cover - psutil is optional
+    psutil = None
+
+
+# --------------------------------------------------------------------------- data
+
+
+def synthetic_corpus(
+    n: int, vocab: int, seed: int = 0
+) -> tuple[list[list[str]], list[list[str]], list[set[Link]]]:
+    """``n`` pairs over a bijective toy vocabulary with Zipf frequencies, local reordering
+    and unaligned words on both sides; returns source, target and the gold links."""
+    rng = random.Random(seed)
+    weights = [1 / (k + 1) for k in range(vocab)]
+    names = list(range(vocab))
+    rng.shuffle(names)  # s_k -> t_{names[k]}: no shared indices to lean on
+    src_out, tgt_out, gold = [], [], []
+    for _ in range(n):
+        length = rng.randint(4, 20)
+        content = rng.choices(range(vocab), weights=weights, k=length)
+        src: list[str] = []
+        translated: list[tuple[int, int]] = []  # (source position, content id)
+        for k in content:
+            if rng.random() < 0.05:
+                src.append(f"yy{rng.randrange(5)}")  # source word without a translation
+            translated.append((len(src), k))
+            src.append(f"s{k}")
+        order = list(range(len(translated)))
+        i = 0
+        while i < len(order) - 1:  # adjacent swaps
+            if rng.random() < 0.25:
+                order[i], order[i + 1] = order[i + 1], order[i]
+                i += 2
+            else:
+                i += 1
+        if len(order) > 4 and rng.random() < 0.2:  # move one word up to 3 places
+            a = rng.randrange(len(order))
+            b = min(len(order) - 1, max(0, a + rng.choice((-3, -2, 2, 3))))
+            order.insert(b, order.pop(a))
+        tgt: list[str] = []
+        links: set[Link] = set()
+        for idx in order:
+            if rng.random() < 0.1:
+                tgt.append(f"zz{rng.randrange(5)}")  # target word without a source
+            src_pos, k = translated[idx]
+            links.add((src_pos, len(tgt)))
+            tgt.append(f"t{names[k]}")
+        src_out.append(src)
+        tgt_out.append(tgt)
+        gold.append(links)
+    return src_out, tgt_out, gold
+
+
+def write_corpus(path: Path, src: Sequence[list[str]], tgt: Sequence[list[str]]) -> Path:
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write("id\tsource\ttarget\n")
+        for k, (s, t) in enumerate(zip(src, tgt, strict=True)):
+            fh.write(f"p{k}\t{' '.join(s)}\t{' '.join(t)}\n")
+    return path
+
+
+def default_iterations(n: int, rel: float = 1.0) -> tuple[int, int, int]:
+    """eflomal's automatic (IBM1, HMM, fertility) iterations for ``n`` sentences."""
+    f = max(2, round(rel * 5000 / math.sqrt(n)))
+    return max(1, f // 4), max(1, f // 4), f
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def _tree_rss() -> tuple[int, int]:
+    """(RSS of this process plus all its descendants, largest eflomal binary's RSS), bytes."""
+    if psutil is not None:
+        me = psutil.Process()
+        total, eflomal_max = me.memory_info().rss, 0
+        for child in me.children(recursive=True):
+            try:
+                rss = child.memory_info().rss
+                name = child.name()
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                continue
+            total += rss
+            if name == "eflomal":
+                eflomal_max = max(eflomal_max, rss)
+        return total, eflomal_max
+    page = resource.getpagesize()
+
+    def rss(pid: int) -> int:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * page
+
+    def children(pid: int) -> list[int]:
+        out: list[int] = []
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            text = (task / "children").read_text()
+            out += [int(c) for c in text.split()]
+        return out
+
+    total, eflomal_max = rss(os.getpid()), 0
+    todo = children(os.getpid())
+    while todo:
+        pid = todo.pop()
+        try:
+            r = rss(pid)
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
+            todo += children(pid)
+        except OSError:
+            continue
+        total += r
+        if name == "eflomal":
+            eflomal_max = max(eflomal_max, r)
+    return total, eflomal_max
+
+
+class PeakTreeMemory:
+    """Peak RSS of the process tree and of the eflomal binary, sampled while a block runs."""
+
+    def __enter__(self) -> PeakTreeMemory:
+        self.start, _ = _tree_rss()
+        self.peak, self.child_peak = self.start, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.wait(SAMPLE_S):
+            try:
+                total, child = _tree_rss()
+            except OSError:
+                continue
+            self.peak = max(self.peak, total)
+            self.child_peak = max(self.child_peak, child)
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def as_dict(self) -> dict[str, float]:
+        mb = 2**20
+        return {
+            "peak_rss_mb": self.peak / mb,
+            "rss_rise_mb": (self.peak - self.start) / mb,
+            "eflomal_peak_rss_mb": self.child_peak / mb,
+        }
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def run_baseline(
+    corpus: Path, work: Path, threads: int, iterations: tuple[int, int, int] | None
+) -> tuple[Path, dict[str, float]]:
+    """eflomal on the whole corpus through its Python API, then grow-diag-final-and."""
+    import eflomal
+
+    work.mkdir(parents=True)
+    fwd_path, rev_path, sym_path = work / "fwd.links", work / "rev.links", work / "sym.txt"
+    t0 = time.perf_counter()
+    rows = list(read_parallel(corpus))
+    src_lines = [" ".join(s) for _, s, _ in rows]
+    tgt_lines = [" ".join(t) for _, _, t in rows]
+    t1 = time.perf_counter()
+    eflomal.Aligner(n_iterations=iterations).align(
+        src_lines,
+        tgt_lines,
+        links_filename_fwd=str(fwd_path),
+        links_filename_rev=str(rev_path),
+        quiet=True,
+    )
+    t2 = time.perf_counter()
+    with (
+        fwd_path.open(encoding="utf-8") as ff,
+        rev_path.open(encoding="utf-8") as rf,
+        sym_path.open("w", encoding="utf-8") as out,
+    ):
+        for (_, s, t), fline, rline in zip(rows, ff, rf, strict=True):
+            links = symmetrize(
+                parse_pharaoh(fline), parse_pharaoh(rline), HEURISTIC, len(s), len(t)
+            )
+            out.write(format_pharaoh(links) + "\n")
+    t3 = time.perf_counter()
+    return sym_path, {"seconds": t3 - t0, "eflomal_seconds": t2 - t1}
+
+
+def run_ours(
+    corpus: Path,
+    work: Path,
+    chunk: int,
+    threads: int,
+    iterations: tuple[int, int, int] | None,
+    seed: str = "default",
+) -> tuple[Path, dict[str, Any]]:
+    work.mkdir(parents=True)
+    out = AlignmentPaths.in_dir(work)
+    extra: dict[str, Any] = {}
+    if seed != "default":
+        if "seed" not in AlignOptions.__dataclass_fields__:
+            raise SystemExit("--ours-seed: this xlalign's AlignOptions has no seed option")
+        extra["seed"] = None if seed == "none" else int(seed)
+    options = AlignOptions(
+        chunk_size=chunk,
+        iterations=iterations,
+        symmetrization=HEURISTIC,
+        one_to_one=False,
+        drop_identical=False,
+        **extra,
+    )
+    t0 = time.perf_counter()
+    stats = align_corpus(corpus, out, options, tmpdir=work / "tmp", threads=threads, progress=False)
+    secs = time.perf_counter() - t0
+    return out.symmetrized, {
+        "seconds": secs,
+        "eflomal_seconds": stats["align_seconds"],
+        "chunks": stats["chunks"],
+        "seeded": bool(stats.get("seeded", False)),
+    }
+
+
+def release_free_memory() -> None:
+    """Return freed heap memory to the system (glibc) before a run, so that its RSS rise
+    counts its own allocations."""
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process and its waited-for children so far."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def measured(fn: Callable[[], tuple[Path, dict[str, Any]]], keep: Path) -> dict[str, Any]:
+    """Run ``fn`` (which writes symmetrised links) under the memory sampler and copy its
+    links to ``keep``; they are read only afterwards, outside the measurement."""
+    release_free_memory()
+    cpu = cpu_seconds()
+    with PeakTreeMemory() as mem:
+        sym_path, row = fn()
+    cpu = cpu_seconds() - cpu
+    shutil.copyfile(sym_path, keep)
+    return {**row, "cpu_seconds": cpu, **mem.as_dict()}
+
+
+def agreement(a: Path, b: Path) -> float:
+    """F1 between two alignments of the same corpus (micro: summed over sentences)."""
+    return score(list(read_pharaoh(a)), {k: (x, x) for k, x in enumerate(read_pharaoh(b))}).f1
+
+
+def warm_up(work: Path, threads: int) -> None:
+    """One tiny eflomal call (not timed): imports, the binary and the page cache."""
+    src, tgt, _ = synthetic_corpus(200, 50, seed=99)
+    run_baseline(write_corpus(work / "warm.tsv", src, tgt), work / "warm", threads, None)
+
+
+# --------------------------------------------------------------------------- report
+
+
+def fmt(x: float | None, spec: str) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
+
+
+def table(results: dict[str, Any]) -> str:
+    has_gold = results["gold"]
+    head = [
+        "run",
+        "chunk",
+        "chunks",
+        "iters I/H/F",
+        "seeded",
+        "wall s",
+        "eflomal s",
+        "pairs/s",
+        "wall / base",
+        "CPU s",
+        "CPU / base",
+        "peak MB",
+        "rise MB",
+        "eflomal MB",
+    ]
+    head += ["AER", "P", "R"] if has_gold else []
+    head += ["F1 vs base"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in results["runs"]:
+        its = "/".join(str(i) for i in r["iterations"])
+        cells = [
+            r["name"],
+            f"{r['chunk_size']:,}",
+            str(r["chunks"]),
+            its,
+            "yes" if r.get("seeded") else "no",
+            fmt(r["seconds"], ".1f"),
+            fmt(r["eflomal_seconds"], ".1f"),
+            fmt(r["pairs_per_s"], ",.0f"),
+            fmt(r["ratio_vs_baseline"], ".2f"),
+            fmt(r["cpu_seconds"], ".1f"),
+            fmt(r["cpu_ratio_vs_baseline"], ".2f"),
+            fmt(r["peak_rss_mb"], ".0f"),
+            fmt(r["rss_rise_mb"], ".0f"),
+            fmt(r["eflomal_peak_rss_mb"], ".0f"),
+        ]
+        if has_gold:
+            cells += [fmt(r["aer"], ".4f"), fmt(r["precision"], ".4f"), fmt(r["recall"], ".4f")]
+        cells.append(fmt(r["f1_vs_baseline"], ".4f"))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", type=int, default=20_000, help="synthetic corpus size")
+    ap.add_argument("--vocab", type=int, default=2_000, help="synthetic content words per side")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the synthetic corpus")
+    ap.add_argument("--corpus", type=Path, default=None, help="a real corpus TSV (no gold)")
+    ap.add_argument(
+        "--chunk-sizes",
+        type=int,
+        nargs="+",
+        default=None,
+        help="chunk sizes of ours (default: n, n/2, n/4, n/8 pairs, rounded up)",
+    )
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=2, help="baseline runs (>= 2: noise floor)")
+    ap.add_argument(
+        "--iterations",
+        type=int,
+        nargs=3,
+        default=None,
+        metavar=("IBM1", "HMM", "FERT"),
+        help="fixed eflomal iterations for every run (default: eflomal's, per call)",
+    )
+    ap.add_argument(
+        "--ours-seed",
+        default="default",
+        help="ours' AlignOptions.seed: 'default' (as shipped), 'none' (unseeded) or an integer",
+    )
+    ap.add_argument("--workdir", type=Path, default=None, help="scratch (default: system tmp)")
+    ap.add_argument("--json", default="benchmarks/out/wordalign.json")
+    opts = ap.parse_args()
+    iterations = tuple(opts.iterations) if opts.iterations else None
+
+    if opts.workdir is not None:
+        opts.workdir.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="bench-wordalign-", dir=opts.workdir))
+    os.environ["OMP_NUM_THREADS"] = str(max(1, opts.threads))  # the baseline's eflomal too
+    try:
+        t0 = time.perf_counter()
+        if opts.corpus is not None:
+            corpus = opts.corpus
+            gold = None
+            n = sum(1 for _ in read_parallel(corpus))
+            data = f"{corpus} ({n:,} pairs, no gold)"
+        else:
+            src, tgt, gold_links = synthetic_corpus(opts.pairs, opts.vocab, opts.seed)
+            corpus = write_corpus(work / "corpus.tsv", src, tgt)
+            gold = {k: (links, links) for k, links in enumerate(gold_links)}
+            n = opts.pairs
+            data = f"synthetic, {n:,} pairs, {opts.vocab:,} content words per side"
+            del src, tgt
+        chunk_sizes = opts.chunk_sizes or [-(-n // d) for d in (1, 2, 4, 8)]
+        load_before = os.getloadavg()
+        print(
+            f"{data}; threads {opts.threads}, {os.cpu_count()} CPUs, load {load_before[0]:.2f}; "
+            f"eflomal {eflomal_version()}; data in {time.perf_counter() - t0:.1f}s",
+            flush=True,
+        )
+        warm_up(work, opts.threads)
+
+        def iters_for(chunk: int) -> list[int]:
+            return list(iterations or default_iterations(min(chunk, n)))
+
+        # baseline first and last, ours in between: drift in the machine's load shows up
+        # as a difference between the baseline runs
+        plan: list[tuple[str, int]] = [("baseline #1", n)]
+        plan += [(f"ours, chunk {c:,}", c) for c in chunk_sizes]
+        plan += [(f"baseline #{r + 1}", n) for r in range(1, opts.repeats)]
+        runs: list[dict[str, Any]] = []
+        links_of: list[Path] = []
+        for k, (name, chunk) in enumerate(plan):
+            where, keep = work / f"run-{k}", work / f"links-{k}.txt"
+            if name.startswith("baseline"):
+                row = measured(
+                    lambda where=where: run_baseline(corpus, where, opts.threads, iterations),
+                    keep,
+                )
+                row.update(chunks=1, seeded=False)
+            else:
+                row = measured(
+                    lambda where=where, chunk=chunk: run_ours(
+                        corpus, where, chunk, opts.threads, iterations, opts.ours_seed
+                    ),
+                    keep,
+                )
+            shutil.rmtree(where, ignore_errors=True)
+            links = list(read_pharaoh(keep))
+            row = {
+                "name": name,
+                "kind": "baseline" if name.startswith("baseline") else "ours",
+                "chunk_size": chunk,
+                "iterations": iters_for(chunk),
+                **row,
+                "pairs_per_s": n / row["seconds"],
+                "links": sum(len(s) for s in links),
+            }
+            if gold is not None:
+                res = score(links, gold)
+                row.update(aer=res.aer, precision=res.precision, recall=res.recall, f1=res.f1)
+            runs.append(row)
+            links_of.append(keep)
+            del links
+            print(json.dumps(row), flush=True)
+
+        base_idx = [i for i, r in enumerate(runs) if r["kind"] == "baseline"]
+        base_secs = statistics.mean(runs[i]["seconds"] for i in base_idx)
+        base_cpu = statistics.mean(runs[i]["cpu_seconds"] for i in base_idx)
+        for i, r in enumerate(runs):
+            others = [b for b in base_idx if b != i]
+            r["ratio_vs_baseline"] = r["seconds"] / base_secs
+            r["cpu_ratio_vs_baseline"] = r["cpu_seconds"] / base_cpu
+            r["f1_vs_baseline"] = (
+                statistics.mean(agreement(links_of[i], links_of[b]) for b in others)
+                if others
+                else None
+            )
+        pairwise = [
+            agreement(links_of[a], links_of[b]) for a in base_idx for b in base_idx if a < b
+        ]
+        results: dict[str, Any] = {
+            "data": data,
+            "corpus": str(corpus) if opts.corpus is not None else None,
+            "pairs": n,
+            "vocab": None if opts.corpus is not None else opts.vocab,
+            "seed": None if opts.corpus is not None else opts.seed,
+            "gold": gold is not None,
+            "threads": opts.threads,
+            "cpus": os.cpu_count(),
+            "load_before": load_before,
+            "load_after": os.getloadavg(),
+            "eflomal": eflomal_version(),
+            "python": platform.python_version(),
+            "memory_sampler": "psutil" if psutil is not None else "/proc",
+            "iterations": list(iterations) if iterations else "eflomal default, per call",
+            "symmetrization": HEURISTIC,
+            "ours_options": {
+                "one_to_one": False,
+                "drop_identical": False,
+                "seed": opts.ours_seed,
+                "default_seed": getattr(AlignOptions(), "seed", "no seed option"),
+            },
+            "baseline": "eflomal.Aligner().align on the whole corpus + xlalign grow-diag-final-and",
+            "baseline_mean_seconds": base_secs,
+            "baseline_mean_cpu_seconds": base_cpu,
+            "noise_floor_f1": statistics.mean(pairwise) if pairwise else None,
+            "runs": runs,
+            "process_children_max_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            / 1024,
+        }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    print()
+    print(f"Word alignment, {data}; {HEURISTIC}; OMP_NUM_THREADS={opts.threads}")
+    print()
+    print(table(results))
+    print()
+    floor = results["noise_floor_f1"]
+    print(
+        f"- noise floor: F1 between baseline runs {fmt(floor, '.4f')} (eflomal seeds itself "
+        "from /dev/urandom); F1 vs base = mean link F1 with each baseline run (for a "
+        "baseline run: with the other ones)."
+    )
+    print(
+        f"- wall / base: wall seconds over the baselines' mean ({base_secs:.1f} s); "
+        "eflomal s: the eflomal call(s) alone; iters: eflomal's IBM1/HMM/fertility "
+        "iterations per call"
+        + (" (its default, 5000/sqrt(chunk))" if iterations is None else " (fixed)")
+        + "."
+    )
+    print(
+        "- CPU s: user + system seconds of this process and its children (eflomal, the "
+        f"compiler) during the run; CPU / base: over the baselines' mean ({base_cpu:.1f} s). "
+        "Less sensitive than wall time to other load on the machine."
+    )
+    print(
+        "- peak/rise MB: RSS of this process + eflomal binary, sampled every "
+        f"{SAMPLE_S * 1000:.0f} ms ({results['memory_sampler']}); eflomal MB: the binary alone "
+        "(a seeded run's tree also holds, briefly, the C compiler building its seeding shim)."
+    )
+    print(
+        "- ours: one_to_one and drop_identical off (symmetrised links are pre-filter anyway); "
+        f"seed: {opts.ours_seed} (AlignOptions default: "
+        f"{results['ours_options']['default_seed']})."
+    )
+    la, lb = results["load_before"], results["load_after"]
+    print(f"- load average before/after: {la[0]:.2f} / {lb[0]:.2f} on {results['cpus']} CPUs")
+    if opts.json:
+        Path(opts.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(opts.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
