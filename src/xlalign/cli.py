@@ -480,6 +480,8 @@ def _report(stats: dict, args: argparse.Namespace) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from xlalign.symmetrize import HEURISTICS
+
     parser = argparse.ArgumentParser(prog="xlalign", description=__doc__)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress, no report")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -678,14 +680,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--symmetrization",
         default="grow-diag-final-and",
-        choices=[
-            "intersection",
-            "union",
-            "grow",
-            "grow-diag",
-            "grow-diag-final",
-            "grow-diag-final-and",
-        ],
+        choices=HEURISTICS,
     )
     p.add_argument("--keep-many-to-many", action="store_true", help="not only 1-to-1 links")
     p.add_argument("--keep-identical", action="store_true", help="keep links of identical words")

@@ -15,7 +15,7 @@ import json
 import lzma
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -161,3 +161,34 @@ def iter_lines(path: PathLike, *, language: str | None = None) -> Iterator[str]:
         raise InputError(
             f"{where}: compressed stream is truncated or corrupt after line {lineno} ({exc})"
         ) from exc
+
+
+def iter_tsv(
+    path: PathLike,
+    columns: Sequence[str],
+    *,
+    language: str | None = None,
+    what: str = "TSV",
+) -> Iterator[tuple[int, list[str]]]:
+    """``(line number, fields)`` of the rows of a tab-separated file headed by ``columns``.
+
+    A missing or different header, or a row with another number of fields, raises
+    :class:`InputError` naming the file (and the language, when given) and the line.
+    """
+    p = Path(path)
+    where = f"{p}" + (f" (language {language!r})" if language else "")
+    lines = iter_lines(p, language=language)
+    header = next(lines, None)
+    if header is None:
+        raise InputError(f"{where}: empty file; expected a {what} with header {list(columns)}")
+    if header.split("\t") != list(columns):
+        expected = "\t".join(columns)
+        raise InputError(f"{where}: header {header!r}; expected {expected!r}")
+    for lineno, line in enumerate(lines, start=2):
+        row = line.split("\t")
+        if len(row) != len(columns):
+            raise InputError(
+                f"{where}: line {lineno}: expected {len(columns)} tab-separated columns, "
+                f"got {len(row)}"
+            )
+        yield lineno, row

@@ -50,7 +50,7 @@ from typing import Any
 from tqdm import tqdm
 
 from xlalign.errors import ConfigError, InputError
-from xlalign.io import PathLike, atomic_open, iter_lines, write_json
+from xlalign.io import PathLike, atomic_open, iter_lines, iter_tsv, write_json
 from xlalign.segment import Segmenter, clean_tokens
 from xlalign.sources import UNIT_COLUMNS, normalise
 
@@ -176,7 +176,7 @@ def make_tokeniser(
     from xlalign.segment import make_segmenter
 
     segmenter, info = make_segmenter(lang, tool=tool, udpipe_model=udpipe_model, fallback=fallback)
-    return segmenter_tokeniser(segmenter), {"tool": info.get("tool", segmenter.name), **info}
+    return segmenter_tokeniser(segmenter), dict(info)
 
 
 def sources_from_specs(specs: Sequence[Mapping[str, Any]]) -> list[ParallelSource]:
@@ -199,19 +199,7 @@ def _new_counts() -> dict[str, int]:
 def _unit_rows(path: str, lang: str) -> Iterator[tuple[int, str, str, str]]:
     """``(lineno, id, split, text)`` of a unit TSV, header and column count checked."""
     where = f"{path} (language {lang!r})"
-    lines = iter_lines(path, language=lang)
-    header = next(lines, None)
-    if header is None:
-        raise InputError(f"{where}: empty file; expected a unit TSV with header {UNIT_COLUMNS}")
-    if header.split("\t") != UNIT_COLUMNS:
-        expected = "\t".join(UNIT_COLUMNS)
-        raise InputError(f"{where}: header {header!r}; expected {expected!r}")
-    for lineno, line in enumerate(lines, start=2):
-        row = line.split("\t")
-        if len(row) != len(UNIT_COLUMNS):
-            raise InputError(
-                f"{where}: line {lineno}: expected 5 tab-separated columns, got {len(row)}"
-            )
+    for lineno, row in iter_tsv(path, UNIT_COLUMNS, language=lang, what="unit TSV"):
         uid, split, _doc, _para, text = row
         if not uid:
             raise InputError(f"{where}: line {lineno}: empty id; expected a unit id")

@@ -12,15 +12,13 @@ Two on-disk layouts cover every source:
 
 from __future__ import annotations
 
-import csv
 import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from xlalign.errors import InputError
-from xlalign.io import PathLike, iter_lines
+from xlalign.io import PathLike, iter_lines, iter_tsv
 
 SOURCE_TYPES = ("cc100", "wikipedia", "bible", "libreoffice-help", "text")
 
@@ -82,25 +80,11 @@ def iter_unit_tsv(
     path: PathLike, *, language: str, split: str = "train", doc_offset: int = 0
 ) -> Iterator[Paragraph]:
     """Paragraphs of a unit TSV (rows of ``split`` only, grouped by their ``para`` column)."""
-    p = Path(path)
-    where = f"{p} (language {language!r})"
-    lines = iter_lines(p, language=language)
-    header = next(lines, None)
-    if header is None:
-        raise InputError(f"{where}: empty file; expected a unit TSV with header {UNIT_COLUMNS}")
-    if header.split("\t") != UNIT_COLUMNS:
-        expected = "\t".join(UNIT_COLUMNS)
-        raise InputError(f"{where}: header {header!r}; expected {expected!r}")
     doc_ids: dict[str, int] = {}
     cur_para: str | None = None
     cur_doc = doc_offset
     parts: list[str] = []
-    reader = csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
-    for lineno, row in enumerate(reader, start=2):
-        if len(row) != len(UNIT_COLUMNS):
-            raise InputError(
-                f"{where}: line {lineno}: expected 5 tab-separated columns, got {len(row)}"
-            )
+    for _lineno, row in iter_tsv(path, UNIT_COLUMNS, language=language, what="unit TSV"):
         _uid, row_split, doc, para, text = row
         if row_split != split:
             continue

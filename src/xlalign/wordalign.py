@@ -58,8 +58,8 @@ from typing import Any, TextIO
 from tqdm import tqdm
 
 from xlalign.errors import ConfigError, InputError, ToolError
-from xlalign.io import PathLike, atomic_open, iter_lines, write_json
-from xlalign.parallel import read_parallel
+from xlalign.io import PathLike, atomic_open, iter_lines, iter_tsv, write_json
+from xlalign.parallel import count_pairs, read_parallel
 from xlalign.symmetrize import HEURISTICS, filter_links, format_pharaoh, parse_pharaoh, symmetrize
 
 log = logging.getLogger(__name__)
@@ -472,17 +472,10 @@ def align_corpus(
     """
     options = options or AlignOptions()
     start = time.perf_counter()
-    n_pairs = sum(1 for _ in read_parallel(corpus))
+    # Validates every row too: read_parallel refuses an empty id or side.
+    n_pairs = count_pairs(corpus)
     if n_pairs == 0:
         raise InputError(f"{corpus}: no sentence pairs to align")
-    for lineno, (pid, s, t) in enumerate(read_parallel(corpus), start=2):
-        if not s or not t:
-            side = "source" if not s else "target"
-            raise InputError(
-                f"{corpus}: line {lineno} (pair {pid!r}): the {side} side has no tokens; "
-                "expected both sides non-empty (build the corpus with xlalign.parallel, "
-                "which drops and counts such pairs)"
-            )
     n_chunks = -(-n_pairs // options.chunk_size)
     fingerprint = _fingerprint(corpus, options, priors)
     align_seconds = 0.0
@@ -638,17 +631,7 @@ def _write_outputs(
 
 def read_aligned_pairs(path: PathLike) -> Iterator[tuple[str, int, int, int, str, str]]:
     """Rows of an aligned word-pairs table (validated header and columns)."""
-    lines = iter_lines(path)
-    header = next(lines, None)
-    if header is None or tuple(header.split("\t")) != PAIRS_COLUMNS:
-        raise InputError(f"{path}: header {header!r}; expected {chr(9).join(PAIRS_COLUMNS)!r}")
-    for lineno, line in enumerate(lines, start=2):
-        fields = line.split("\t")
-        if len(fields) != len(PAIRS_COLUMNS):
-            raise InputError(
-                f"{path}: line {lineno}: expected {len(PAIRS_COLUMNS)} tab-separated columns, "
-                f"got {len(fields)}"
-            )
+    for lineno, fields in iter_tsv(path, PAIRS_COLUMNS, what="word-pairs table"):
         pid, sent, i, j, s, t = fields
         try:
             row = (pid, int(sent), int(i), int(j), s, t)

@@ -447,6 +447,16 @@ LANG_RE = "|".join(sorted(set(LANGS)))
 PAIRS = [f"{src}-{tgt}" for src, tgt in xlconfig.parallel_pairs(config)]
 
 
+#: How xlalign.parallel reads each configured source type.
+PARALLEL_KINDS = {
+    "bible": "units",
+    "libreoffice-help": "units",
+    "opus100": "lines",
+    "files": "lines",
+    "wikimatrix": "wikimatrix",
+}
+
+
 def parallel_specs(wildcards):
     """The parallel sources of one pair as `xlalign.parallel` reads them (kind, files)."""
     src, tgt = wildcards.src, wildcards.tgt
@@ -455,11 +465,7 @@ def parallel_specs(wildcards):
         kind = spec["type"]
         out.append(
             {
-                "kind": {
-                    "bible": "units",
-                    "libreoffice-help": "units",
-                    "opus100": "lines",
-                }.get(kind, "lines" if kind == "files" else kind),
+                "kind": PARALLEL_KINDS[kind],
                 "paths": wp.parallel_source_files(spec, src, tgt, config),
                 "min_score": spec.get("min_score"),
                 "name": (
