@@ -16,10 +16,8 @@ from test_workflow import ROOT, planned_jobs, snakemake
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("embedded")
-    snakemake(work, "--cores", "2", "all", timeout=3600)  # ~15 min on 2 idle cores
-    return work
+def run(embedded_run: Path) -> Path:
+    return embedded_run  # conftest.py: the whole embedded default, run once per session
 
 
 @pytest.mark.slow
