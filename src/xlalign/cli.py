@@ -11,8 +11,12 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xlalign.errors import XlalignError
+
+if TYPE_CHECKING:
+    from xlalign.x2static import X2StaticJob
 
 
 def _cmd_sample(args: argparse.Namespace) -> None:
@@ -151,6 +155,81 @@ def _cmd_extract(args: argparse.Namespace) -> None:
         reason=reason,
     )
     print(f"{stem}.vec")
+
+
+def x2static_argv(job: X2StaticJob, *, quiet: bool = False) -> list[str]:
+    """The ``xlalign`` arguments that run ``job`` (what :func:`_cmd_x2static` parses back)."""
+    import dataclasses
+
+    from xlalign.x2static import X2StaticArgs
+
+    argv = ["-q"] if quiet else []
+    argv += [
+        "x2static",
+        str(job.cache_dir),
+        str(job.vocab_path),
+        "--lang",
+        job.language,
+        "--vec",
+        str(job.vec_path),
+        "--npy",
+        str(job.npy_path),
+        "--stats",
+        str(job.stats_path),
+        "--checkpoint-dir",
+        str(job.checkpoint_dir),
+    ]
+    defaults = X2StaticArgs()
+    for f in dataclasses.fields(job.args):
+        value, flag = getattr(job.args, f.name), "--" + f.name.replace("_", "-")
+        if isinstance(value, bool):
+            argv += [flag] if value else []
+        elif value is None:
+            argv += [flag, "none"] if getattr(defaults, f.name) is not None else []
+        else:
+            argv += [flag, str(value)]
+    return argv
+
+
+def _optional_float(text: str) -> float | None:
+    return None if text.strip().lower() == "none" else float(text)
+
+
+def x2static_job(args: argparse.Namespace) -> X2StaticJob:
+    """The job that parsed ``xlalign x2static`` arguments describe."""
+    import dataclasses
+
+    from xlalign.x2static import X2StaticArgs, X2StaticJob
+
+    vec = Path(args.vec)
+    stem = vec.with_suffix("") if vec.suffix == ".vec" else vec
+    given = {f.name for f in dataclasses.fields(X2StaticArgs)} & set(vars(args))
+    return X2StaticJob(
+        cache_dir=args.cache,
+        vocab_path=args.vocab,
+        vec_path=vec,
+        npy_path=args.npy or f"{stem}.npy",
+        stats_path=args.stats or f"{stem}.json",
+        checkpoint_dir=args.checkpoint_dir or f"{stem}.checkpoint",
+        language=args.lang,
+        args=X2StaticArgs(**{k: getattr(args, k) for k in given}),
+    )
+
+
+def _cmd_x2static(args: argparse.Namespace) -> None:
+    """Teacher cache + vocabulary -> X2S-M vectors, in one process or one per GPU."""
+    import os
+
+    from xlalign import distributed
+    from xlalign.x2static import run_x2static_job
+
+    job = x2static_job(args)
+    worker = distributed.in_torchrun()
+    if worker and int(os.environ["RANK"]) > 0:
+        logging.getLogger().setLevel(logging.ERROR)  # rank 0 speaks for the run
+    stats = run_x2static_job(job, gpus=args.gpus, progress=not args.quiet)
+    if stats is not None and not worker:  # torchrun's rank 0 leaves it to its launcher
+        _report(stats, args)
 
 
 def _cmd_check_config(args: argparse.Namespace) -> None:
@@ -541,6 +620,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-tokens", type=int, default=8192)
     p.add_argument("--seed", type=int, default=1)
     p.set_defaults(func=_cmd_extract)
+
+    p = sub.add_parser(
+        "x2static",
+        help="X2S-M static vectors from a teacher cache (data-parallel over GPUs with --gpus)",
+    )
+    p.add_argument("cache", help="teacher cache directory (the one holding meta.json)")
+    p.add_argument("vocab", help="the vocabulary TSV the cache was built with")
+    p.add_argument("--lang", required=True)
+    p.add_argument("--vec", required=True, help="output .vec; other outputs default to its stem")
+    p.add_argument("--npy", help="output .npy, with STEM.vocab.txt (default: STEM.npy)")
+    p.add_argument("--stats", help="stats JSON (default: STEM.json)")
+    p.add_argument("--checkpoint-dir", help="resumable checkpoints (default: STEM.checkpoint)")
+    p.add_argument(
+        "--gpus",
+        type=int,
+        default=0,
+        help="N > 1: data-parallel, one process per GPU under torchrun (as many as are "
+        "visible; a single process when fewer than 2)",
+    )
+    t = p.add_argument_group("training (defaults: X2Static's, see xlalign.x2static.X2StaticArgs)")
+    unset = argparse.SUPPRESS  # an option not given keeps X2StaticArgs' default
+    t.add_argument("--epochs", type=int, default=unset)
+    t.add_argument("--batch-sentences", type=int, default=unset)
+    t.add_argument("--negatives", type=int, default=unset)
+    t.add_argument(
+        "--subsample-t", type=_optional_float, default=unset, help="0 or none: keep every word"
+    )
+    t.add_argument("--lr", type=float, default=unset)
+    t.add_argument("--seed", type=int, default=unset)
+    t.add_argument("--checkpoint-every-batches", type=int, default=unset, help="0: epoch ends")
+    t.add_argument("--log-every", type=int, default=unset, help="batches per loss-curve point")
+    t.add_argument("--init", choices=["uniform"], default=unset)
+    t.add_argument("--device", default=unset, help="torch device (default: cuda if visible)")
+    t.add_argument("--keep-checkpoint", action="store_true", default=unset)
+    p.set_defaults(func=_cmd_x2static)
 
     p = sub.add_parser(
         "map",

@@ -28,6 +28,18 @@ Determinism: on CPU the same cache, vocabulary and arguments give bit-identical 
 Training runs under ``torch.use_deterministic_algorithms(True, warn_only=True)`` (restored
 afterwards); no cuBLAS matrix products are used, but on a GPU bit-identity across runs is
 not guaranteed, and CPU and GPU results differ by float rounding.
+
+Data parallelism: run under torchrun (``xlalign x2static --gpus N``, or a Snakemake job
+given ``resources: gpu=N``; see :mod:`xlalign.distributed`), each of the ``W`` processes
+draws every batch's randomness exactly as a single process would, takes its contiguous
+``1/W`` share of the kept targets and scales its loss by its share of them, so the ranks'
+losses sum to the single-process loss. The row-sparse embedding gradients are all-gathered
+and summed, and every rank takes the same ``SparseAdam`` step: the weights stay identical
+across ranks and equal the single-process ones up to float rounding (summation order).
+Rank 0 alone logs, shows progress, writes checkpoints and outputs. A checkpoint does not
+depend on the number of processes: a run resumes with any other number of them.
+:func:`run_x2static_job` is the whole job (train, then write the space), as the CLI and the
+workflow run it, launching torchrun itself when asked for several visible GPUs.
 """
 
 from __future__ import annotations
@@ -50,8 +62,10 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from xlalign import distributed
+from xlalign.distributed import DistContext
 from xlalign.errors import ConfigError, InputError
-from xlalign.io import PathLike, atomic_path
+from xlalign.io import PathLike, atomic_path, read_json
 from xlalign.vocab import Vocab
 
 log = logging.getLogger(__name__)
@@ -282,12 +296,6 @@ def _deterministic() -> Iterator[None]:
         torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
 
 
-def _resolve_device(device: str | None) -> torch.device:
-    if device in (None, "auto"):
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
 # --------------------------------------------------------------------------- training
 
 
@@ -316,20 +324,27 @@ def train_x2static(
     *,
     output_dir: PathLike,
     progress: bool = True,
+    dist: DistContext | None = None,
 ) -> TrainResult:
     """Train static vectors for ``vocab`` from the teacher contexts in ``cache``.
 
-    Resumes from ``<output_dir>/checkpoint/`` when a matching checkpoint is there.
+    Resumes from ``<output_dir>/checkpoint/`` when a matching checkpoint is there. With a
+    ``dist`` context of several processes (default: :func:`xlalign.distributed.current`,
+    i.e. an initialised process group, else one process on ``args.device``) every rank
+    must call this with the same inputs; each returns the same vectors, and rank 0 alone
+    shows progress and writes (and finally removes) the checkpoint.
     """
     args = args or X2StaticArgs()
     args.validate()
+    dist = dist or distributed.current(args.device)
+    info = log.info if dist.is_main else log.debug
     n_words, dim, n_sent = len(vocab), int(cache.dim), int(cache.n_sentences)
     where = _cache_name(cache)
     if n_words == 0:
         raise InputError(f"{where}: the vocabulary is empty; nothing to train")
     if n_sent == 0:
         raise InputError(f"{where}: the teacher cache has no sentences")
-    device = _resolve_device(args.device)
+    device = dist.device
     ckpt = checkpoint_path(output_dir)
     fingerprint = training_fingerprint(cache, vocab, args)
     batches_per_epoch = math.ceil(n_sent / args.batch_sentences)
@@ -345,6 +360,7 @@ def train_x2static(
     ).to(device)
     optimizer = torch.optim.SparseAdam(list(emb.parameters()), lr=args.lr)
     prog = _Progress()
+    # Every rank reads the checkpoint; none goes on (or rank 0 saves) until all have.
     state = _load_checkpoint(ckpt, fingerprint, args.epochs)
     resumed_from = None
     if state is not None:
@@ -353,9 +369,18 @@ def train_x2static(
         optimizer.load_state_dict(state["optimizer"])
         prog = _Progress(**state["progress"])
         resumed_from = {"epoch": prog.epoch, "batch": prog.batch}
-        log.info("%s: resuming at epoch %d, batch %d", ckpt, prog.epoch, prog.batch)
+        info(
+            "%s: resuming at epoch %d, batch %d (checkpoint of a %s-process run)",
+            ckpt,
+            prog.epoch,
+            prog.batch,
+            state.get("world_size", 1),
+        )
+    dist.check_agree([prog.epoch, prog.batch, prog.batches_done], f"where to resume ({ckpt})")
 
     def save() -> None:
+        if not dist.is_main:
+            return
         _save_checkpoint(
             ckpt,
             {
@@ -367,6 +392,7 @@ def train_x2static(
                 "weights": emb.weight.detach().cpu(),
                 "optimizer": optimizer.state_dict(),
                 "progress": dataclasses.asdict(prog),
+                "world_size": dist.world_size,  # informative only: any other can resume
             },
         )
 
@@ -389,7 +415,7 @@ def train_x2static(
         initial=prog.batches_done,
         desc="x2static",
         unit="batch",
-        disable=not progress,
+        disable=not (progress and dist.is_main),
         dynamic_ncols=True,
     )
     with _deterministic(), bar:
@@ -420,14 +446,22 @@ def train_x2static(
                 if n_kept == 0:
                     prog.batches_skipped += 1
                 else:
-                    ctx = torch.as_tensor(np.asarray(ctx_np, dtype=np.float32))[keep]
-                    rows = torch.cat([targets.unsqueeze(0), negs], dim=0).to(device)
+                    # This rank's share [lo, hi) of the kept targets (all of them on one).
+                    lo, hi = dist.shard(n_kept)
                     optimizer.zero_grad(set_to_none=True)
-                    vecs = emb(rows)
-                    loss = x2static_loss(ctx.to(device), vecs[0], vecs[1:])
-                    loss.backward()
+                    part = torch.zeros((), device=device)
+                    if hi > lo:
+                        ctx = torch.as_tensor(np.asarray(ctx_np, dtype=np.float32))[keep][lo:hi]
+                        rows = torch.cat([targets.unsqueeze(0), negs], dim=0)[:, lo:hi]
+                        vecs = emb(rows.to(device))
+                        loss = x2static_loss(ctx.to(device), vecs[0], vecs[1:])
+                        if dist.distributed:  # the ranks' shares sum to the whole batch's loss
+                            loss = loss * ((hi - lo) / n_kept)
+                        loss.backward()
+                        part = loss.detach()
+                    dist.sum_sparse_grad(emb.weight)
                     optimizer.step()
-                    value = float(loss.detach())
+                    value = float(dist.sum(part))
                     if not math.isfinite(value):
                         raise FloatingPointError(
                             f"x2static: non-finite loss at epoch {epoch} batch {b}; "
@@ -446,7 +480,7 @@ def train_x2static(
                 if prog.batch == batches_per_epoch:
                     mean = prog.epoch_loss / prog.epoch_targets if prog.epoch_targets else math.nan
                     prog.epoch_losses.append(mean)
-                    log.info("x2static epoch %d/%d: loss %.5f", epoch + 1, args.epochs, mean)
+                    info("x2static epoch %d/%d: loss %.5f", epoch + 1, args.epochs, mean)
                     prog.epoch_loss, prog.epoch_targets = 0.0, 0
                     prog.epoch, prog.batch = epoch + 1, 0
                     save()
@@ -457,12 +491,13 @@ def train_x2static(
                     save()
 
     vectors = emb.weight.detach().cpu().numpy().astype(np.float32, copy=True)
-    if not args.keep_checkpoint:
+    if not args.keep_checkpoint and dist.is_main:
         shutil.rmtree(ckpt.parent, ignore_errors=True)
         with contextlib.suppress(OSError):
             ckpt.parent.parent.rmdir()  # output_dir too, when nothing else is in it
     stats = {
         "device": str(device),
+        "world_size": dist.world_size,
         "vocab_size": n_words,
         "dim": dim,
         "n_sentences": n_sent,
@@ -486,3 +521,98 @@ def train_x2static(
         epoch_losses=list(prog.epoch_losses),
         stats=stats,
     )
+
+
+# --------------------------------------------------------------------------- the job
+
+#: Why a vocabulary word may get no vector (see :func:`xlalign.static.save_space`).
+LEFT_OUT_REASON = "never a training target (every occurrence lacked a context)"
+
+
+@dataclass
+class X2StaticJob:
+    """One X2S-M job: a teacher cache and its vocabulary in, a static space out.
+
+    Writes ``vec_path``, ``npy_path`` (with its ``.vocab.txt``) and ``stats_path``; keeps its
+    checkpoint under ``checkpoint_dir``.
+    """
+
+    cache_dir: Path
+    vocab_path: Path
+    vec_path: Path
+    npy_path: Path
+    stats_path: Path
+    checkpoint_dir: Path
+    language: str
+    args: X2StaticArgs = field(default_factory=X2StaticArgs)
+
+    def __post_init__(self) -> None:
+        for name in ("cache_dir", "vocab_path", "vec_path", "npy_path", "stats_path"):
+            setattr(self, name, Path(getattr(self, name)))
+        self.checkpoint_dir = Path(self.checkpoint_dir)
+        if self.npy_path.suffix != ".npy":
+            raise ConfigError(f"x2static npy output {self.npy_path}: expected a .npy path")
+
+
+def train_and_save(
+    job: X2StaticJob, *, progress: bool = True, dist: DistContext | None = None
+) -> dict[str, Any] | None:
+    """Train ``job`` in this process (one rank of a data-parallel run, or all of it) and,
+    on rank 0, write its space; returns the written stats there and ``None`` elsewhere."""
+    from xlalign.static import save_space
+    from xlalign.teacher import TeacherCache
+    from xlalign.vocab import read_vocab
+
+    dist = dist or distributed.current(job.args.device)
+    cache = TeacherCache(job.cache_dir)
+    vocab = read_vocab(job.vocab_path)
+    result = train_x2static(
+        cache, vocab, job.args, output_dir=job.checkpoint_dir, progress=progress, dist=dist
+    )
+    if not dist.is_main:
+        return None
+    stats = {
+        **result.stats,
+        "curves": {
+            "loss": [p["loss"] for p in result.loss_curve],
+            "epoch_loss": result.epoch_losses,
+        },
+        "teacher": cache.meta,
+    }
+    return save_space(
+        vocab.words,
+        result.vectors,
+        cache.occurrence_counts(len(vocab)) > 0,
+        vec_path=job.vec_path,
+        npy_stem=job.npy_path.with_suffix(""),
+        stats_path=job.stats_path,
+        stats=stats,
+        language=job.language,
+        reason=LEFT_OUT_REASON,
+    )
+
+
+def run_x2static_job(
+    job: X2StaticJob,
+    *,
+    gpus: int = 0,
+    progress: bool = True,
+    log_path: PathLike | None = None,
+) -> dict[str, Any] | None:
+    """Run ``job`` as the CLI and the workflow do; returns the stats written (``None`` on
+    the ranks > 0 of a data-parallel run).
+
+    Asked for ``gpus`` > 1 with at least two visible (see
+    :func:`xlalign.distributed.world_size_for`), starts ``xlalign x2static`` under torchrun,
+    one process per GPU, and waits for it (its output goes to ``log_path`` or stderr).
+    Inside a torchrun worker, trains as one rank of the run; otherwise in this process.
+    """
+    if not distributed.in_torchrun():
+        nproc = distributed.world_size_for(gpus)
+        if nproc > 1:
+            from xlalign.cli import x2static_argv
+
+            distributed.launch(x2static_argv(job, quiet=not progress), nproc, log_path=log_path)
+            return read_json(job.stats_path)
+    with distributed.init_from_env(job.args.device) as dist:
+        return train_and_save(job, progress=progress, dist=dist)

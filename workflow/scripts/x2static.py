@@ -1,4 +1,8 @@
-"""Snakemake job: X2S-M static vectors of one language and seed (see xlalign.x2static)."""
+"""Snakemake job: X2S-M static vectors of one language and seed (see xlalign.x2static).
+
+With ``resources: gpu=N`` (N > 1, and at least two GPUs visible) the training runs
+data-parallel under torchrun, one process per GPU; otherwise in this process.
+"""
 
 import sys
 from pathlib import Path
@@ -6,33 +10,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
 from xlalign.jobs import job_logging
-from xlalign.static import save_space
-from xlalign.teacher import TeacherCache
-from xlalign.vocab import read_vocab
-from xlalign.x2static import X2StaticArgs, train_x2static
+from xlalign.x2static import X2StaticArgs, X2StaticJob, run_x2static_job
 
 with job_logging(snakemake):
     out = snakemake.output
-    cache = TeacherCache(Path(snakemake.input.cache).parent)
-    vocab = read_vocab(snakemake.input.vocab)
-    args = X2StaticArgs(seed=int(snakemake.wildcards.seed), **snakemake.params.args)
-    result = train_x2static(cache, vocab, args, output_dir=snakemake.params.checkpoint)
-    stats = {
-        **result.stats,
-        "curves": {
-            "loss": [p["loss"] for p in result.loss_curve],
-            "epoch_loss": result.epoch_losses,
-        },
-        "teacher": cache.meta,
-    }
-    save_space(
-        vocab.words,
-        result.vectors,
-        cache.occurrence_counts(len(vocab)) > 0,
+    job = X2StaticJob(
+        cache_dir=Path(snakemake.input.cache).parent,
+        vocab_path=snakemake.input.vocab,
         vec_path=out.vec,
-        npy_stem=str(out.npy)[: -len(".npy")],
+        npy_path=out.npy,
         stats_path=out.stats,
-        stats=stats,
+        checkpoint_dir=snakemake.params.checkpoint,
         language=snakemake.wildcards.lang,
-        reason="never a training target (every occurrence lacked a context)",
+        args=X2StaticArgs(seed=int(snakemake.wildcards.seed), **snakemake.params.args),
     )
+    run_x2static_job(job, gpus=int(snakemake.resources.get("gpu", 0) or 0))
