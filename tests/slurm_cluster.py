@@ -165,7 +165,9 @@ def _wait(predicate, timeout: float, what: str, cluster: Cluster | None = None) 
         time.sleep(0.2)
     logs = ""
     if cluster is not None:
-        logs = "\n".join(f"--- {d}.log ---\n{cluster.log(d)[-2000:]}" for d in ("slurmctld", "slurmd"))
+        logs = "\n".join(
+            f"--- {d}.log ---\n{cluster.log(d)[-2000:]}" for d in ("slurmctld", "slurmd")
+        )
     raise SlurmStartError(f"{what} did not happen within {timeout:.0f} s\n{logs}")
 
 
@@ -200,7 +202,9 @@ def single_node_slurm(root: Path) -> Iterator[Cluster]:
         raise SlurmUnavailable(f"starting slurmd needs root (running as uid {os.geteuid()})")
     for daemon in ("slurmctld", "slurmd"):
         if _running(daemon):
-            raise SlurmUnavailable(f"a {daemon} is already running on this machine; not touching it")
+            raise SlurmUnavailable(
+                f"a {daemon} is already running on this machine; not touching it"
+            )
     cpus, memory_mb = _node_size()
     cluster = Cluster(root=root, cpus=cpus, memory_mb=memory_mb)
     for sub in ("state", "spool", "log", "run"):

@@ -1,4 +1,4 @@
-"""The Snakemake profiles: consistent with each other, commented, nothing site-specific elsewhere."""
+"""Snakemake profiles: consistent, commented, and nothing site-specific outside them."""
 
 from __future__ import annotations
 
@@ -61,7 +61,9 @@ def test_every_profile_entry_is_commented() -> None:
 def test_nothing_cluster_specific_in_rules_or_config() -> None:
     words = re.compile(r"slurm_\w+|gpu_model|\bconstraint\s*=|\bqos\s*=|--partition")
     files = [*(ROOT / "workflow").rglob("*.smk"), ROOT / "Snakefile", *(ROOT / "config").glob("*")]
-    found = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in files for m in words.finditer(p.read_text())]
+    found = [
+        f"{p.relative_to(ROOT)}: {m.group(0)}" for p in files for m in words.finditer(p.read_text())
+    ]
     assert not found, found
 
 
@@ -70,5 +72,7 @@ def test_mlflow_store_is_written_only_by_a_local_rule() -> None:
     assert re.search(r"^localrules:\s*\n\s+track,", track, re.M)
     # No other rule or script opens the store.
     scripts = ROOT / "workflow" / "scripts"
-    users = sorted(p.name for p in scripts.glob("*.py") if "mlflow" in p.read_text(encoding="utf-8"))
+    users = sorted(
+        p.name for p in scripts.glob("*.py") if "mlflow" in p.read_text(encoding="utf-8")
+    )
     assert users in ([], ["track.py"]), users

@@ -69,7 +69,8 @@ def _snakemake_on_slurm(work: Path, *args: str, env: dict[str, str]) -> subproce
         "2",
         "--slurm-init-seconds-before-status-checks",
         "2",
-        "--cores", "2",  # TEMP until rules declare threads
+        "--cores",
+        "2",  # TEMP until rules declare threads
         *args,
     ]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=work, timeout=1200)
@@ -92,9 +93,7 @@ def _files(root: Path) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def slice_run(
-    slurm: Cluster, embedded_run: Path, tmp_path_factory: pytest.TempPathFactory
-) -> dict:
+def slice_run(slurm: Cluster, embedded_run: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The slice, on Slurm, in a fresh working directory sharing the local run's resources."""
     work = tmp_path_factory.mktemp("slurm-work")
     # Built offline resources (encoder, Bible and help texts) as a login node would see
@@ -158,7 +157,9 @@ def test_jobs_write_only_their_outputs_logs_and_tmpdir(slice_run: dict) -> None:
         "logs/slurm/",
         ".snakemake/",
     )
-    stray = sorted(f for f in _files(work) if not f.startswith(allowed) and not f.startswith("resources"))
+    stray = sorted(
+        f for f in _files(work) if not f.startswith(allowed) and not f.startswith("resources")
+    )
     assert not stray, f"files outside outputs and logs: {stray}"
     assert not _files(slice_run["home"]), f"jobs wrote into $HOME: {_files(slice_run['home'])}"
     assert not _files(slice_run["tmp"]), f"temporaries left in tmpdir: {_files(slice_run['tmp'])}"
@@ -177,7 +178,9 @@ def test_failing_job_is_reported_retried_with_more_memory_and_keeps_its_log(
     meta = work / f"{RES}/cache/teacher/s0/{ENCODER_LANG}/meta.json"
     before = {j["id"] for j in _jobs(slurm)}
 
-    r = _snakemake_on_slurm(work, "--forcerun", "teacher", "--", str(meta.relative_to(work)), env=env)
+    r = _snakemake_on_slurm(
+        work, "--forcerun", "teacher", "--", str(meta.relative_to(work)), env=env
+    )
 
     log = r.stdout + r.stderr
     assert r.returncode != 0, log[-3000:]
