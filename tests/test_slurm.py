@@ -69,8 +69,6 @@ def _snakemake_on_slurm(work: Path, *args: str, env: dict[str, str]) -> subproce
         "2",
         "--slurm-init-seconds-before-status-checks",
         "2",
-        "--cores",
-        "2",  # TEMP until rules declare threads
         *args,
     ]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=work, timeout=1200)

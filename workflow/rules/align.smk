@@ -22,10 +22,11 @@ rule split_dictionary:
         bench_path("split_dictionary", "s{sseed}", "{lang}")
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("split_dictionary")
     resources:
-        mem_mb=lambda wc, attempt: 2000 * attempt,
-        runtime=lambda wc, attempt: 20 * attempt,
+        mem_mb=job_mem("split_dictionary"),
+        runtime=job_runtime("split_dictionary"),
+        disk_mb=job_disk("split_dictionary"),
     params:
         hub=HUB,
         options=config["dictionaries"]["split"],
@@ -55,10 +56,11 @@ rule map_space:
         method="|".join(static_methods()),
     conda:
         f"{ENVS}/torch.yaml"
-    threads: workflow.cores
+    threads: job_threads("map_space")
     resources:
-        mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=lambda wc, attempt: 120 * attempt,
+        mem_mb=job_mem("map_space"),
+        runtime=job_runtime("map_space"),
+        disk_mb=job_disk("map_space"),
     params:
         hub=HUB,
         recipe=config["align"]["recipe"],
@@ -102,10 +104,11 @@ rule select_space:
         space="|".join(ALIGNED),
     conda:
         f"{ENVS}/torch.yaml"
-    threads: workflow.cores
+    threads: job_threads("select_space")
     resources:
-        mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=lambda wc, attempt: 60 * attempt,
+        mem_mb=job_mem("select_space"),
+        runtime=job_runtime("select_space"),
+        disk_mb=job_disk("select_space"),
     params:
         hub=HUB,
         valid=lambda wc: (
@@ -135,10 +138,11 @@ rule map_unsupervised:
         bench_path("map_unsupervised", "seed{seed}", "{lang}")
     conda:
         f"{ENVS}/torch.yaml"
-    threads: workflow.cores
+    threads: job_threads("map_unsupervised")
     resources:
-        mem_mb=lambda wc, attempt: 12000 * attempt,
-        runtime=lambda wc, attempt: 240 * attempt,
+        mem_mb=job_mem("map_unsupervised"),
+        runtime=job_runtime("map_unsupervised"),
+        disk_mb=job_disk("map_unsupervised"),
     params:
         hub=HUB,
         induce=config["align"]["induce"],
@@ -159,10 +163,11 @@ rule induce_dictionary:
         bench_path("induce_dictionary", "seed{seed}", "{lang}")
     conda:
         f"{ENVS}/torch.yaml"
-    threads: workflow.cores
+    threads: job_threads("induce_dictionary")
     resources:
-        mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=lambda wc, attempt: 60 * attempt,
+        mem_mb=job_mem("induce_dictionary"),
+        runtime=job_runtime("induce_dictionary"),
+        disk_mb=job_disk("induce_dictionary"),
     params:
         hub=HUB,
         induce=config["align"]["induce"],

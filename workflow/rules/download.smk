@@ -6,6 +6,9 @@
 rule downloads:
     input:
         wp.download_targets(config),
+    # A target only (see `all`).
+    resources:
+        disk_mb=0,
 
 
 rule download_cc100:
@@ -17,10 +20,11 @@ rule download_cc100:
         "logs/download/cc100/{lang}.benchmark.tsv"
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("download_cc100")
     resources:
-        mem_mb=500,
-        runtime=24 * 60,
+        mem_mb=job_mem("download_cc100"),
+        runtime=job_runtime("download_cc100"),
+        disk_mb=job_disk("download_cc100"),
     params:
         dl=lambda wc: download_params(
             "cc100", lang=wc.lang, code=wp_cc100_code(wc.lang)
@@ -38,10 +42,11 @@ rule download_wikipedia:
         "logs/download/wikipedia/{lang}.benchmark.tsv"
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("download_wikipedia")
     resources:
-        mem_mb=500,
-        runtime=6 * 60,
+        mem_mb=job_mem("download_wikipedia"),
+        runtime=job_runtime("download_wikipedia"),
+        disk_mb=job_disk("download_wikipedia"),
     params:
         dl=lambda wc: download_params("wikipedia", lang=wc.lang),
     script:
@@ -61,10 +66,11 @@ rule download_muse:
         split="|\\.0-5000|\\.5000-6500",
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("download_muse")
     resources:
-        mem_mb=500,
-        runtime=30,
+        mem_mb=job_mem("download_muse"),
+        runtime=job_runtime("download_muse"),
+        disk_mb=job_disk("download_muse"),
     params:
         dl=lambda wc: download_params("muse", src=wc.src, tgt=wc.tgt, split=wc.split),
     script:
@@ -80,10 +86,11 @@ rule download_semeval2017:
         "logs/download/semeval2017.benchmark.tsv"
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("download_semeval2017")
     resources:
-        mem_mb=500,
-        runtime=30,
+        mem_mb=job_mem("download_semeval2017"),
+        runtime=job_runtime("download_semeval2017"),
+        disk_mb=job_disk("download_semeval2017"),
     params:
         dl=download_params("semeval2017"),
     script:
@@ -99,10 +106,11 @@ rule download_fasttext:
         "logs/download/fasttext/{lang}.benchmark.tsv"
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("download_fasttext")
     resources:
-        mem_mb=500,
-        runtime=6 * 60,
+        mem_mb=job_mem("download_fasttext"),
+        runtime=job_runtime("download_fasttext"),
+        disk_mb=job_disk("download_fasttext"),
     params:
         dl=lambda wc: download_params("fasttext", lang=wc.lang),
     script:
@@ -124,10 +132,11 @@ rule download_opus100:
         lang="[a-z]{2,3}",
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("download_opus100")
     resources:
-        mem_mb=500,
-        runtime=2 * 60,
+        mem_mb=job_mem("download_opus100"),
+        runtime=job_runtime("download_opus100"),
+        disk_mb=job_disk("download_opus100"),
     params:
         dl=lambda wc: download_params(
             "opus100", pair=wc.pair, split=wc.split, lang=wc.lang
@@ -149,10 +158,11 @@ rule download_wikimatrix:
         pair="[a-z]{2,3}-[a-z]{2,3}",
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("download_wikimatrix")
     resources:
-        mem_mb=500,
-        runtime=6 * 60,
+        mem_mb=job_mem("download_wikimatrix"),
+        runtime=job_runtime("download_wikimatrix"),
+        disk_mb=job_disk("download_wikimatrix"),
     params:
         dl=lambda wc: download_params("wikimatrix", pair=wc.pair),
     script:
@@ -168,10 +178,11 @@ rule download_udpipe:
         "logs/download/udpipe/{lang}.benchmark.tsv"
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("download_udpipe")
     resources:
-        mem_mb=500,
-        runtime=30,
+        mem_mb=job_mem("download_udpipe"),
+        runtime=job_runtime("download_udpipe"),
+        disk_mb=job_disk("download_udpipe"),
     params:
         dl=lambda wc: download_params("udpipe", filename=udpipe_filename(wc.lang)),
     script:
@@ -187,10 +198,11 @@ rule download_hf_model:
         "logs/download/huggingface/{slug}@{revision}.benchmark.tsv"
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("download_hf_model")
     resources:
-        mem_mb=1000,
-        runtime=2 * 60,
+        mem_mb=job_mem("download_hf_model"),
+        runtime=job_runtime("download_hf_model"),
+        disk_mb=job_disk("download_hf_model"),
     params:
         repo=lambda wc: wc.slug.replace("--", "/"),
         revision=lambda wc: wc.revision,

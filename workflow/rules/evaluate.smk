@@ -21,10 +21,11 @@ rule bli:
         lang="|".join(OTHERS) or "none",
     conda:
         f"{ENVS}/torch.yaml"
-    threads: workflow.cores
+    threads: job_threads("bli")
     resources:
-        mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=lambda wc, attempt: 60 * attempt,
+        mem_mb=job_mem("bli"),
+        runtime=job_runtime("bli"),
+        disk_mb=job_disk("bli"),
     params:
         hub=HUB,
         dictionaries=lambda wc: bli_dictionaries(wc.seed, wc.lang, "test"),
@@ -50,10 +51,11 @@ rule wordsim:
         space="|".join(SPACES) or "none",
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("wordsim")
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 30 * attempt,
+        mem_mb=job_mem("wordsim"),
+        runtime=job_runtime("wordsim"),
+        disk_mb=job_disk("wordsim"),
     params:
         languages=LANGS,
         english_sets=config["evaluate"]["wordsim"]["english_sets"],
@@ -93,10 +95,11 @@ rule tables:
         log_path("tables", "all"),
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("tables")
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=job_mem("tables"),
+        runtime=job_runtime("tables"),
+        disk_mb=job_disk("tables"),
     params:
         spaces=SPACES,
         metric=config["evaluate"]["tables"]["metric"],

@@ -15,10 +15,11 @@ rule vocab:
         bench_path("vocab", "s{sseed}", "{lang}")
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("vocab")
     resources:
-        mem_mb=lambda wc, attempt: 2000 * attempt,
-        runtime=lambda wc, attempt: 60 * attempt,
+        mem_mb=job_mem("vocab"),
+        runtime=job_runtime("vocab"),
+        disk_mb=job_disk("vocab"),
     params:
         vocab=config["extract"]["vocab"],
     script:
@@ -40,10 +41,12 @@ rule teacher:
         bench_path("teacher", "s{sseed}", "{lang}")
     conda:
         f"{ENVS}/torch.yaml"
-    threads: workflow.cores
+    threads: job_threads("teacher")
     resources:
-        mem_mb=lambda wc, attempt: 6000 * attempt,
-        runtime=lambda wc, attempt: 240 * attempt,
+        mem_mb=job_mem("teacher"),
+        runtime=job_runtime("teacher"),
+        disk_mb=job_disk("teacher"),
+        gpu=job_gpu("teacher"),
     params:
         layer=config["extract"]["layer"],
         pooling=config["extract"]["pooling"],
@@ -69,10 +72,12 @@ rule x2static:
         bench_path("x2static", "seed{seed}", "{lang}")
     conda:
         f"{ENVS}/torch.yaml"
-    threads: workflow.cores
+    threads: job_threads("x2static")
     resources:
-        mem_mb=lambda wc, attempt: 6000 * attempt,
-        runtime=lambda wc, attempt: 480 * attempt,
+        mem_mb=job_mem("x2static"),
+        runtime=job_runtime("x2static"),
+        disk_mb=job_disk("x2static"),
+        gpu=job_gpu("x2static"),
     params:
         args={
             k: config["extract"][k]
@@ -106,10 +111,12 @@ rule aggregate:
         bench_path("aggregate", "seed{seed}", "{lang}")
     conda:
         f"{ENVS}/torch.yaml"
-    threads: workflow.cores
+    threads: job_threads("aggregate")
     resources:
-        mem_mb=lambda wc, attempt: 6000 * attempt,
-        runtime=lambda wc, attempt: 240 * attempt,
+        mem_mb=job_mem("aggregate"),
+        runtime=job_runtime("aggregate"),
+        disk_mb=job_disk("aggregate"),
+        gpu=job_gpu("aggregate"),
     params:
         layer=config["extract"]["layer"],
         pooling=config["extract"]["pooling"],

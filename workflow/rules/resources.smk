@@ -11,10 +11,11 @@ rule pypi_package:
         "logs/resources/pypi/{dist}@{version}.benchmark.tsv"
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("pypi_package")
     resources:
-        mem_mb=1000,
-        runtime=30,
+        mem_mb=job_mem("pypi_package"),
+        runtime=job_runtime("pypi_package"),
+        disk_mb=job_disk("pypi_package"),
     script:
         "../scripts/fetch_pypi.py"
 
@@ -28,10 +29,11 @@ rule deb_package:
         "logs/resources/deb/{package}.benchmark.tsv"
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("deb_package")
     resources:
-        mem_mb=1000,
-        runtime=30,
+        mem_mb=job_mem("deb_package"),
+        runtime=job_runtime("deb_package"),
+        disk_mb=job_disk("deb_package"),
     script:
         "../scripts/fetch_deb.py"
 
@@ -48,10 +50,11 @@ rule embedded_encoder:
         "logs/resources/encoder/{model}.benchmark.tsv"
     conda:
         f"{ENVS}/torch.yaml"
-    threads: 2
+    threads: job_threads("embedded_encoder")
     resources:
-        mem_mb=4000,
-        runtime=30,
+        mem_mb=job_mem("embedded_encoder"),
+        runtime=job_runtime("embedded_encoder"),
+        disk_mb=job_disk("embedded_encoder"),
     script:
         "../scripts/build_encoder.py"
 
@@ -68,10 +71,11 @@ rule embedded_bible:
         "logs/resources/bible/{lang}.{translation}.benchmark.tsv"
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("embedded_bible")
     resources:
-        mem_mb=2000,
-        runtime=20,
+        mem_mb=job_mem("embedded_bible"),
+        runtime=job_runtime("embedded_bible"),
+        disk_mb=job_disk("embedded_bible"),
     params:
         heldout_books=config["embedded"]["bible_heldout_books"],
         allow_restricted=config["embedded"]["allow_restricted_translations"],
@@ -92,10 +96,11 @@ rule embedded_libreoffice_help:
         "logs/resources/libreoffice-help/{lang}.benchmark.tsv"
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("embedded_libreoffice_help")
     resources:
-        mem_mb=2000,
-        runtime=20,
+        mem_mb=job_mem("embedded_libreoffice_help"),
+        runtime=job_runtime("embedded_libreoffice_help"),
+        disk_mb=job_disk("embedded_libreoffice_help"),
     params:
         heldout_fraction=config["embedded"]["libreoffice_heldout_fraction"],
     script:
@@ -114,10 +119,11 @@ rule embedded_dictionary_freedict:
         "logs/resources/dictionaries/{src}-{tgt}.freedict.benchmark.tsv"
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("embedded_dictionary_freedict")
     resources:
-        mem_mb=3000,
-        runtime=20,
+        mem_mb=job_mem("embedded_dictionary_freedict"),
+        runtime=job_runtime("embedded_dictionary_freedict"),
+        disk_mb=job_disk("embedded_dictionary_freedict"),
     script:
         "../scripts/build_dictionary.py"
 
@@ -134,9 +140,10 @@ rule embedded_dictionary_package:
         kind="cedict|cldr",
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("embedded_dictionary_package")
     resources:
-        mem_mb=2000,
-        runtime=20,
+        mem_mb=job_mem("embedded_dictionary_package"),
+        runtime=job_runtime("embedded_dictionary_package"),
+        disk_mb=job_disk("embedded_dictionary_package"),
     script:
         "../scripts/build_dictionary.py"

@@ -14,10 +14,11 @@ rule sample:
         bench_path("sample", "s{sseed}", "{lang}")
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("sample")
     resources:
-        mem_mb=lambda wc, attempt: 2000 * attempt,
-        runtime=lambda wc, attempt: 120 * attempt,
+        mem_mb=job_mem("sample"),
+        runtime=job_runtime("sample"),
+        disk_mb=job_disk("sample"),
     params:
         sources=lambda wc: xlconfig.sources_for(config, wc.lang),
         max_sentences=config["corpus"]["max_sentences"],

@@ -15,10 +15,11 @@ rule segment:
         bench_path("segment", "s{sseed}", "{lang}")
     conda:
         f"{ENVS}/segment.yaml"
-    threads: 1
+    threads: job_threads("segment")
     resources:
-        mem_mb=lambda wc, attempt: 3000 * attempt,
-        runtime=lambda wc, attempt: 240 * attempt,
+        mem_mb=job_mem("segment"),
+        runtime=job_runtime("segment"),
+        disk_mb=job_disk("segment"),
     params:
         tool=lambda wc: xlconfig.segment_tool(config, wc.lang),
         fallback=config["segment"]["udpipe"]["fallback"],

@@ -15,10 +15,11 @@ rule track:
         log_path("track", "seed{seed}"),
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("track")
     resources:
-        mem_mb=1000,
-        runtime=30,
+        mem_mb=job_mem("track"),
+        runtime=job_runtime("track"),
+        disk_mb=job_disk("track"),
     params:
         records=lambda wc: track_records(int(wc.seed)),
         uri=config["tracking"]["uri"],

@@ -19,10 +19,11 @@ rule parallel_corpus:
         tgt=LANG_RE,
     conda:
         f"{ENVS}/segment.yaml"
-    threads: 1
+    threads: job_threads("parallel_corpus")
     resources:
-        mem_mb=lambda wc, input, attempt: (2000 + 4 * input.size_mb) * attempt,
-        runtime=lambda wc, attempt: 120 * attempt,
+        mem_mb=job_mem("parallel_corpus"),
+        runtime=job_runtime("parallel_corpus"),
+        disk_mb=job_disk("parallel_corpus"),
     params:
         sources=parallel_specs,
         tools=lambda wc: {
@@ -55,16 +56,11 @@ rule word_align:
         f"{ENVS}/wordalign.yaml"
     # Unseeded, eflomal runs its samplers in parallel, one thread each; seeded, only the
     # two directions run in parallel (see xlalign.wordalign).
-    threads: 2 if config["wordalign"]["seed"] is not None else config["wordalign"]["samplers"]
+    threads: job_threads("word_align")
     resources:
-        # One chunk is held in memory (Python token lists, eflomal's ids and counts per
-        # sampler): measured 118 MB peak for the 2.6 MB en-de embedded corpus, so ~50 MiB
-        # per MiB of chunk text leaves a margin; plus the interpreter.
-        mem_mb=lambda wc, input, attempt: int(
-            (1000 + 50 * min(input.size_mb, wordalign_chunk_mb())) * attempt
-        ),
-        runtime=lambda wc, input, attempt: int((30 + 2 * input.size_mb) * attempt),
-        disk_mb=lambda wc, input: int(100 + 6 * input.size_mb),
+        mem_mb=job_mem("word_align"),
+        runtime=job_runtime("word_align"),
+        disk_mb=job_disk("word_align"),
     params:
         options=config["wordalign"],
         checkpoint=lambda wc: f"{RES}/alignment/{wc.src}-{wc.tgt}.checkpoint",
@@ -87,10 +83,11 @@ rule alignment_dictionary:
         tgt=LANG_RE,
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("alignment_dictionary")
     resources:
-        mem_mb=lambda wc, input, attempt: (1000 + 2 * input.size_mb) * attempt,
-        runtime=lambda wc, attempt: 20 * attempt,
+        mem_mb=job_mem("alignment_dictionary"),
+        runtime=job_runtime("alignment_dictionary"),
+        disk_mb=job_disk("alignment_dictionary"),
     params:
         options=config["wordalign"]["dictionary"],
     script:
@@ -109,10 +106,11 @@ rule eval_alignment_dictionary:
         bench_path("eval_alignment_dictionary", "s{sseed}", "{lang}")
     conda:
         f"{ENVS}/core.yaml"
-    threads: 1
+    threads: job_threads("eval_alignment_dictionary")
     resources:
-        mem_mb=lambda wc, attempt: 2000 * attempt,
-        runtime=lambda wc, attempt: 10 * attempt,
+        mem_mb=job_mem("eval_alignment_dictionary"),
+        runtime=job_runtime("eval_alignment_dictionary"),
+        disk_mb=job_disk("eval_alignment_dictionary"),
     params:
         lowercase=config["wordalign"]["dictionary"]["lowercase"],
     script:
