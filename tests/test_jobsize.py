@@ -303,3 +303,14 @@ def test_paper_dry_run_on_slurm_shows_every_resource(tmp_path: Path) -> None:
             assert "gpu" not in res or res["gpu"] == "0", (name, res)
     teacher = next(res for name, res in jobs if name == "teacher")
     assert int(teacher["disk_mb"]) >= 20_000
+
+
+def test_profile_gpu_counts_drive_the_estimate(paper: dict[str, Any]) -> None:
+    """A profile's `set-resources: x2static: {gpu: N}` reaches the estimate (n_gpus)."""
+    cfg = paper
+    one = jobsize.estimate("x2static", cfg, n_gpus=1)
+    four = jobsize.estimate("x2static", cfg, n_gpus=4)
+    cpu = jobsize.estimate("x2static", cfg, n_gpus=0, n_threads=8)
+    assert four.runtime < one.runtime < cpu.runtime
+    assert four.mem_mb > one.mem_mb  # one process per GPU
+    assert jobsize.estimate("x2static", cfg) == one  # the rule's own gpu: 1 for paper

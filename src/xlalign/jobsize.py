@@ -408,13 +408,14 @@ def estimate(
     *,
     attempt: int = 1,
     n_threads: int | None = None,
+    n_gpus: int | None = None,
     wildcards: Mapping[str, str] | None = None,
     sizes: Mapping[str, Any] | None = None,
     hf_config: Mapping[str, Any] | None = None,
 ) -> Estimate:
     """``mem_mb``, ``runtime`` (minutes) and ``disk_mb`` of a job of ``stage`` (a rule
     name) on its ``attempt``-th try, with ``n_threads`` threads (default :func:`threads`)
-    and :func:`gpus` GPUs.
+    and ``n_gpus`` GPUs (default :func:`gpus`; a profile may give a rule more, or none).
 
     ``sizes``, where they exist (else the configuration's bounds are used): ``sample``:
     ``sources_mb``, a list (one per source, in order) of file sizes in MB or None;
@@ -431,7 +432,7 @@ def estimate(
     job = Job(
         cfg,
         threads=max(1, n_threads if n_threads is not None else threads(stage, cfg)),
-        gpus=gpus(stage, cfg),
+        gpus=max(0, n_gpus if n_gpus is not None else gpus(stage, cfg)),
         wildcards=dict(wildcards or {}),
         sizes=dict(sizes or {}),
         hf_config=hf_config,
@@ -526,14 +527,18 @@ def _x2static(job: Job) -> Need:
     matrix = v * d * 4 / MB
     visits = int(ext["epochs"]) * job.occurrences
     if job.gpus:
-        rate = GPU_X2S_VISITS_S * min(1.0, 768 / d)
+        # Data-parallel over several GPUs (torchrun): an assumed 80 % scaling efficiency.
+        rate = GPU_X2S_VISITS_S * min(1.0, 768 / d) * max(1.0, 0.8 * job.gpus)
     else:
         useful = min(job.threads, X2S_MAX_USEFUL_THREADS)
         rate = CPU_X2S_VISITS_PER_THREAD_S * useful * (384 / d) * 11 / (int(ext["negatives"]) + 1)
     # Outputs (.vec text, .npy) and the checkpoint (weights + 2 moments, written beside
     # the previous one before the rename).
     disk = v * d * (VEC_TEXT_BYTES + NPY_BYTES + 2 * 3 * 4) / MB + v * 30 / MB
-    mem = TORCH_MB + X2S_MATRIX_COPIES * matrix + v * DICT_ENTRY_BYTES / MB
+    # One process per GPU, each with torch and the vocabulary; the host-side copies of the
+    # matrix (checkpoints, output) are rank 0's.
+    per_process = TORCH_MB + v * DICT_ENTRY_BYTES / MB
+    mem = max(1, job.gpus) * per_process + X2S_MATRIX_COPIES * matrix
     return Need(mem, 60 + visits / rate, disk)
 
 

@@ -113,12 +113,22 @@ def _submitted_threads(rule_name):
     return max(1, n)
 
 
+def _submitted_gpus(rule_name):
+    """GPUs of the jobs of `rule_name`: the profile's `set-resources` value if it gives
+    one (e.g. 4 for data-parallel x2static, 0 on a CPU-only cluster), else the rule's."""
+    over = workflow.resource_settings.overwrite_resources.get(rule_name) or {}
+    n = over.get("gpu") if hasattr(over, "get") else None
+    n = getattr(n, "value", n)
+    return n if isinstance(n, int) else jobsize.gpus(rule_name, config)
+
+
 def _job_estimate(rule_name, wildcards, attempt):
     return jobsize.estimate(
         rule_name,
         config,
         attempt=attempt,
         n_threads=_submitted_threads(rule_name),
+        n_gpus=_submitted_gpus(rule_name),
         wildcards=dict(wildcards.items()),
         sizes=job_sizes(rule_name, wildcards),
         hf_config=ENCODER_HF_CONFIG,
