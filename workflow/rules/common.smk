@@ -115,7 +115,8 @@ def _submitted_threads(rule_name):
 
 def _submitted_gpus(rule_name):
     """GPUs of the jobs of `rule_name`: the profile's `set-resources` value if it gives
-    one (e.g. 4 for data-parallel x2static, 0 on a CPU-only cluster), else the rule's."""
+    one (e.g. 4 for data-parallel x2static, 0 on a CPU-only cluster), else the rule's.
+    """
     over = workflow.resource_settings.overwrite_resources.get(rule_name) or {}
     n = over.get("gpu") if hasattr(over, "get") else None
     n = getattr(n, "value", n)
