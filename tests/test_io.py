@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from xlalign.errors import InputError
-from xlalign.io import atomic_dir, atomic_open, iter_lines, read_json, write_json
+from xlalign.io import atomic_dir, atomic_open, file_sha256, iter_lines, read_json, write_json
 
 
 def test_atomic_open_success_and_permissions(tmp_path: Path) -> None:
@@ -69,3 +70,12 @@ def test_iter_lines_strict_utf8(tmp_path: Path) -> None:
     p.write_bytes(b"ok\r\nbad \xc3\x28\n")
     with pytest.raises(InputError, match=r"a\.txt \(language 'fr'\): invalid UTF-8 at line 2"):
         list(iter_lines(p, language="fr"))
+
+
+def test_file_sha256_streams_across_blocks(tmp_path: Path) -> None:
+    data = os.urandom((1 << 20) * 2 + 123)  # more than one 1 MiB block, not a multiple
+    path = tmp_path / "blob.bin"
+    path.write_bytes(data)
+    assert file_sha256(path) == hashlib.sha256(data).hexdigest()
+    (tmp_path / "empty").write_bytes(b"")
+    assert file_sha256(tmp_path / "empty") == hashlib.sha256(b"").hexdigest()

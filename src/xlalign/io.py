@@ -10,6 +10,7 @@ from __future__ import annotations
 import bz2
 import contextlib
 import gzip
+import hashlib
 import io
 import json
 import lzma
@@ -113,6 +114,15 @@ def read_json(path: PathLike) -> Any:
         raise InputError(f"{p}: file not found") from exc
     except json.JSONDecodeError as exc:
         raise InputError(f"{p}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+
+
+def file_sha256(path: PathLike) -> str:
+    """SHA-256 of a file's bytes, streamed in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def _opener(p: Path) -> Any:

