@@ -26,6 +26,7 @@ from pathlib import Path
 import torch
 import torch.distributed as tdist
 
+from xlalign import contextual
 from xlalign.errors import ToolError
 from xlalign.io import PathLike
 
@@ -71,9 +72,7 @@ def resolve_device(device: str | torch.device | None, local_rank: int = 0) -> to
 
     A CUDA device without an index (``"cuda"``) becomes ``cuda:local_rank``.
     """
-    if device is None or device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    dev = torch.device(device)
+    dev = contextual.resolve_device(None if device == "auto" else device)
     if dev.type == "cuda" and dev.index is None:
         dev = torch.device("cuda", local_rank)
     return dev
