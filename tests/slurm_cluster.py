@@ -3,7 +3,8 @@
 Usage::
 
     with single_node_slurm(tmp_path) as cluster:   # or the `slurm` fixture in test_slurm
-        subprocess.run(["sbatch", "--wrap", "true"], env=cluster.env)
+        subprocess.run(["sbatch", "--wrap", "true"], check=True)
+        cluster.jobs()   # [{"id": "1", "comment": ..., "state": "COMPLETED", ...}]
 
 What it does, in order (facts in ../shared/notes/slurm-on-one-machine.md):
 
@@ -59,12 +60,13 @@ class Cluster:
     memory_mb: int
     pids: dict[str, int] = field(default_factory=dict)
 
-    @property
-    def env(self) -> dict[str, str]:
-        return dict(os.environ)
-
-    def squeue(self) -> str:
-        return _run(["squeue", "-h", "--states=all", "-o", "%i %j %T"]).stdout
+    def jobs(self) -> list[dict[str, str]]:
+        """Every job Slurm still knows (MinJobAge): id, comment (Snakemake puts the rule
+        and wildcards there), memory, time limit, state."""
+        r = _run(["squeue", "-h", "--states=all", "-o", "%i|%k|%m|%l|%T"])
+        r.check_returncode()
+        keys = ("id", "comment", "memory", "time", "state")
+        return [dict(zip(keys, ln.split("|"), strict=True)) for ln in r.stdout.splitlines() if ln]
 
     def log(self, daemon: str) -> str:
         path = self.root / "log" / f"{daemon}.log"

@@ -74,18 +74,6 @@ def _snakemake_on_slurm(work: Path, *args: str, env: dict[str, str]) -> subproce
     return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=work, timeout=1200)
 
 
-def _jobs(cluster: Cluster) -> list[dict[str, str]]:
-    """Every job Slurm still knows: id, comment (rule and wildcards), memory, time, state."""
-    out = subprocess.run(
-        ["squeue", "-h", "--states=all", "-o", "%i|%k|%m|%l|%T"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    keys = ("id", "comment", "memory", "time", "state")
-    return [dict(zip(keys, line.split("|"), strict=True)) for line in out.splitlines() if line]
-
-
 def _files(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
 
@@ -122,7 +110,7 @@ def test_slice_runs_on_slurm_and_equals_the_local_run(
     log = r.stdout + r.stderr
     # Every job went through sbatch and finished there.
     assert len(re.findall(r"Job \d+ has been submitted with SLURM jobid", log)) == 6, log[-4000:]
-    states = [j for j in _jobs(slurm) if "rule_" in j["comment"]]
+    states = [j for j in slurm.jobs() if "rule_" in j["comment"]]
     rules = sorted(re.sub(r"^rule_(\w+?)_wildcards.*", r"\1", j["comment"]) for j in states)
     assert rules == ["sample", "sample", "segment", "segment", "teacher", "vocab"], states
     assert {j["state"] for j in states} == {"COMPLETED"}, states
@@ -174,7 +162,7 @@ def test_failing_job_is_reported_retried_with_more_memory_and_keeps_its_log(
     vocab = work / f"{RES}/corpus/s0/vocab/{ENCODER_LANG}.tsv"
     vocab.write_text("not a vocabulary\n", encoding="utf-8")  # newer than its input: kept
     meta = work / f"{RES}/cache/teacher/s0/{ENCODER_LANG}/meta.json"
-    before = {j["id"] for j in _jobs(slurm)}
+    before = {j["id"] for j in slurm.jobs()}
 
     r = _snakemake_on_slurm(
         work, "--forcerun", "teacher", "--", str(meta.relative_to(work)), env=env
@@ -188,7 +176,7 @@ def test_failing_job_is_reported_retried_with_more_memory_and_keeps_its_log(
     job_log = work / f"logs/embedded/teacher/s0/{ENCODER_LANG}.log"
     assert f"vocab/{ENCODER_LANG}.tsv: line 1: expected header" in job_log.read_text()
     # Slurm saw two attempts, both FAILED, the second with twice the memory and time.
-    attempts = [j for j in _jobs(slurm) if j["id"] not in before and "rule_teacher" in j["comment"]]
+    attempts = [j for j in slurm.jobs() if j["id"] not in before and "rule_teacher" in j["comment"]]
     assert [j["state"] for j in attempts] == ["FAILED", "FAILED"], attempts
     first, second = sorted(attempts, key=lambda j: int(j["id"]))
     assert _megabytes(second["memory"]) == 2 * _megabytes(first["memory"]), attempts
