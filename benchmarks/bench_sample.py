@@ -18,8 +18,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from xlalign.sample import estimate_sentences, sample_paragraphs
-from xlalign.sources import iter_paragraph_text
+from xlalign.corpus.sample import estimate_sentences, sample_paragraphs
+from xlalign.corpus.sources import iter_paragraph_text
 
 WORDS = (
     "the of and to in a is that for it as was with be by on not he this are or his from at "

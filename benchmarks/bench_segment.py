@@ -1,4 +1,4 @@
-"""Throughput of the ``segment`` stage (``xlalign.segment.segment_file``) per tool.
+"""Throughput of the ``segment`` stage (``xlalign.corpus.segment.segment_file``) per tool.
 
 Usage: .venv/bin/python benchmarks/bench_segment.py [--sentences N] [--out PATH]
 
@@ -31,9 +31,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from xlalign.io import write_json  # noqa: E402
-from xlalign.segment import UDPipeSegmenter, make_segmenter, segment_file  # noqa: E402
-from xlalign.udpipe import (  # noqa: E402
+from xlalign.core.io import write_json  # noqa: E402
+from xlalign.corpus.segment import UDPipeSegmenter, make_segmenter, segment_file  # noqa: E402
+from xlalign.corpus.udpipe import (  # noqa: E402
     read_conllu_blocks,
     train_udpipe_model,
     turkish_treebank_blocks,

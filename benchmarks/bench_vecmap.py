@@ -1,4 +1,4 @@
-"""Benchmark of VecMap (xlalign.vecmap) and BLI against the public tools' way, side by side.
+"""Benchmark of VecMap (xlalign.mapping.vecmap) and BLI against the public tools' way, side by side.
 
 Synthetic spaces as in tests/test_vecmap.py (clustered source with a decaying spectrum;
 target = rotated source + noise, rows shuffled within windows of 8, some words spelt alike)
@@ -36,7 +36,7 @@ and after ``--check-iterations`` (default: as many as above) more iterations of 
 the keep probability at 1 (no dropout; deterministic, so they should agree up to rounding
 and ties). The VecMap baseline runs on the CPU even with ``--device cuda``.
 
-Then BLI (xlalign.bli.evaluate_bli) over the whole vocabulary, 200k x 200k by default,
+Then BLI (xlalign.evaluation.bli.evaluate_bli) over the whole vocabulary, 200k x 200k by default,
 with a 1,500-word test dictionary, for nearest-neighbour and CSLS (k=10) retrieval: time
 and peak memory. Baseline, BLI: what MUSE's evaluation (``get_word_translation_accuracy``
 with ``nn`` or ``csls_knn_10``) does, in torch on the same device: rows to unit length,
@@ -69,9 +69,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from xlalign.bli import evaluate_bli
-from xlalign.contextual import resolve_device
-from xlalign.vecmap import (
+from xlalign.evaluation.bli import evaluate_bli
+from xlalign.encoders.contextual import resolve_device
+from xlalign.mapping.vecmap import (
     VecMapArgs,
     _seed_dictionary,  # the seed both sides start from (private: a benchmark of our own)
     apply,

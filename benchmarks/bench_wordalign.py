@@ -1,4 +1,4 @@
-"""Benchmark of chunked word alignment (xlalign.wordalign.align_corpus) against eflomal called
+"""Benchmark of chunked word alignment (xlalign.wordalign.eflomal.align_corpus) against eflomal called
 directly on the whole corpus, side by side on the same machine and data.
 
 Data: a synthetic parallel corpus of ``--pairs`` pairs (default 20,000) with known gold
@@ -12,7 +12,7 @@ no translation. Gold: the content-word links, all sure.
 
 Baseline (what a user's script does): read the TSV, ``eflomal.Aligner().align(src_lines,
 tgt_lines, links_filename_fwd=..., links_filename_rev=...)`` on the whole corpus at once,
-read both link files back, grow-diag-final-and (xlalign.symmetrize) per pair, write the
+read both link files back, grow-diag-final-and (xlalign.wordalign.symmetrize) per pair, write the
 symmetrised Pharaoh file. Run ``--repeats`` times (default 2): eflomal seeds itself from
 ``/dev/urandom`` and has no seed option, so the link agreement between two baseline runs is
 the noise floor against which the chunked runs' agreement with the baseline is read.
@@ -74,10 +74,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from xlalign.aer import score
-from xlalign.parallel import read_parallel
-from xlalign.symmetrize import Link, format_pharaoh, parse_pharaoh, read_pharaoh, symmetrize
-from xlalign.wordalign import AlignmentPaths, AlignOptions, align_corpus, eflomal_version
+from xlalign.wordalign.aer import score
+from xlalign.corpus.parallel import read_parallel
+from xlalign.wordalign.symmetrize import Link, format_pharaoh, parse_pharaoh, read_pharaoh, symmetrize
+from xlalign.wordalign.eflomal import AlignmentPaths, AlignOptions, align_corpus, eflomal_version
 
 HEURISTIC = "grow-diag-final-and"
 SAMPLE_S = 0.02

@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from xlalign.bli import evaluate_bli, random_baseline, read_dictionary
-from xlalign.teacher import TeacherCache, build_teacher_cache
-from xlalign.vocab import build_vocab
-from xlalign.x2static import X2StaticArgs, train_x2static
+from xlalign.evaluation.bli import evaluate_bli, random_baseline, read_dictionary
+from xlalign.static.teacher import TeacherCache, build_teacher_cache
+from xlalign.corpus.vocab import build_vocab
+from xlalign.static.x2static import X2StaticArgs, train_x2static
 
 ROOT = Path(__file__).resolve().parents[1]
 

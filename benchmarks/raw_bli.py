@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from xlalign.bli import evaluate_bli, load_space, random_baseline, read_dictionary
+from xlalign.evaluation.bli import evaluate_bli, load_space, random_baseline, read_dictionary
 
 DICTS = {
     "de": "en-de.freedict.txt",

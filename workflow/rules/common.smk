@@ -5,9 +5,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from xlalign import config as xlconfig  # noqa: E402
-from xlalign import jobsize  # noqa: E402
-from xlalign import workflow_paths as wp  # noqa: E402
-from xlalign.errors import ConfigError  # noqa: E402
+from xlalign.workflow import resources as jobsize  # noqa: E402
+from xlalign.workflow import paths as wp  # noqa: E402
+from xlalign.core.errors import ConfigError  # noqa: E402
 
 if not workflow.overwrite_configfiles:
     # No --configfile: the embedded default, with any --config key=value on top.
@@ -47,7 +47,7 @@ wildcard_constraints:
     sseed="|".join(str(s) for s in SAMPLE_SEEDS),
 
 
-# --- threads and resources: estimated from the config (xlalign.jobsize) -----------------
+# --- threads and resources: estimated from the config (xlalign.workflow.resources) -----------------
 # Each rule takes its threads (job_threads) and its mem_mb, runtime in minutes, disk_mb
 # (and gpu for the encoder jobs) from these, so that a cluster run asks for what this
 # config needs; mem_mb and runtime grow with the attempt (retries). Partitions, accounts
@@ -206,14 +206,14 @@ def all_targets():
 
 
 def lo_package(lang):
-    from xlalign.embedded.libreoffice import debian_package
+    from xlalign.resources.embedded.libreoffice import debian_package
 
     return debian_package(lang)
 
 
 def freedict_pkg(src, tgt):
     """The Debian package holding src->tgt (possibly the reverse dictionary, inverted)."""
-    from xlalign.embedded.dictionaries import freedict_source
+    from xlalign.resources.embedded.dictionaries import freedict_source
 
     return freedict_source(src, tgt)[0]
 
@@ -232,13 +232,13 @@ def download_params(kind, **fields):
 
 
 def wp_cc100_code(lang):
-    from xlalign.sources import cc100_code
+    from xlalign.corpus.sources import cc100_code
 
     return cc100_code(lang)
 
 
 def udpipe_filename(lang):
-    from xlalign.udpipe import model_filename
+    from xlalign.corpus.udpipe import model_filename
 
     return model_filename(lang)
 
@@ -563,7 +563,7 @@ LANG_RE = "|".join(sorted(set(LANGS)))
 PAIRS = [f"{src}-{tgt}" for src, tgt in xlconfig.parallel_pairs(config)]
 
 
-#: How xlalign.parallel reads each configured source type.
+#: How xlalign.corpus.parallel reads each configured source type.
 PARALLEL_KINDS = {
     "bible": "units",
     "libreoffice-help": "units",
@@ -574,7 +574,7 @@ PARALLEL_KINDS = {
 
 
 def parallel_specs(wildcards):
-    """The parallel sources of one pair as `xlalign.parallel` reads them (kind, files)."""
+    """The parallel sources of one pair as `xlalign.corpus.parallel` reads them (kind, files)."""
     src, tgt = wildcards.src, wildcards.tgt
     out = []
     for i, spec in enumerate(config["parallel"]["sources"][f"{src}-{tgt}"]):

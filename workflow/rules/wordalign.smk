@@ -55,7 +55,7 @@ rule word_align:
     conda:
         f"{ENVS}/wordalign.yaml"
     # Unseeded, eflomal runs its samplers in parallel, one thread each; seeded, only the
-    # two directions run in parallel (see xlalign.wordalign).
+    # two directions run in parallel (see xlalign.wordalign.eflomal).
     threads: job_threads("word_align")
     resources:
         mem_mb=job_mem("word_align"),

@@ -8,10 +8,10 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
 import numpy as np
 
-from xlalign.aggregate import aggregate_vectors
-from xlalign.jobs import job_logging
-from xlalign.static import save_space
-from xlalign.vocab import read_vocab
+from xlalign.static.aggregation import aggregate_vectors
+from xlalign.workflow.jobscript import job_logging
+from xlalign.static.spaces import save_space
+from xlalign.corpus.vocab import read_vocab
 
 with job_logging(snakemake):
     out, p = snakemake.output, snakemake.params

@@ -5,8 +5,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from xlalign.jobs import job_logging
-from xlalign.lexical import bli_record
+from xlalign.workflow.jobscript import job_logging
+from xlalign.evaluation.bli import bli_record
 
 with job_logging(snakemake):
     p = snakemake.params

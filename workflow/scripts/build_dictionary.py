@@ -1,12 +1,12 @@
-"""Snakemake job: one bilingual dictionary in MUSE format (see xlalign.embedded.dictionaries)."""
+"""Snakemake job: one bilingual dictionary in MUSE format (see xlalign.resources.embedded.dictionaries)."""
 
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from xlalign.embedded import dictionaries as d
-from xlalign.jobs import job_logging
+from xlalign.resources.embedded import dictionaries as d
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     src, tgt = snakemake.wildcards.src, snakemake.wildcards.tgt

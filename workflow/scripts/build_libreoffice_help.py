@@ -1,7 +1,7 @@
 """Snakemake job: LibreOffice help of one language as a unit TSV.
 
 Blocks still in English (identical to the English help) or without a letter of the
-language's script are dropped as untranslated (see xlalign.embedded.libreoffice).
+language's script are dropped as untranslated (see xlalign.resources.embedded.libreoffice).
 """
 
 import sys
@@ -9,8 +9,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from xlalign.embedded.libreoffice import build_libreoffice_help
-from xlalign.jobs import job_logging
+from xlalign.resources.embedded.libreoffice import build_libreoffice_help
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     build_libreoffice_help(

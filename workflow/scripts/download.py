@@ -1,12 +1,12 @@
-"""Snakemake job: one resumable, checksummed HTTP(S) download (see xlalign.download)."""
+"""Snakemake job: one resumable, checksummed HTTP(S) download (see xlalign.resources.download)."""
 
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from xlalign.download import download
-from xlalign.jobs import job_logging
+from xlalign.resources.download import download
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake) as log:
     dl = snakemake.params.dl

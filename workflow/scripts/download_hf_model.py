@@ -1,12 +1,12 @@
-"""Snakemake job: a Hugging Face model fetched into resources/ (see xlalign.download)."""
+"""Snakemake job: a Hugging Face model fetched into resources/ (see xlalign.resources.download)."""
 
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from xlalign.download import download_huggingface_model
-from xlalign.jobs import job_logging
+from xlalign.resources.download import download_huggingface_model
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     download_huggingface_model(

@@ -5,8 +5,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from xlalign.jobs import job_logging
-from xlalign.lexical import induce
+from xlalign.workflow.jobscript import job_logging
+from xlalign.mapping.induction import induce
 
 with job_logging(snakemake):
     ind = snakemake.params.induce

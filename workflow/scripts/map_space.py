@@ -5,8 +5,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from xlalign.jobs import job_logging
-from xlalign.lexical import map_to_hub
+from xlalign.workflow.jobscript import job_logging
+from xlalign.mapping.hub import map_to_hub
 
 with job_logging(snakemake):
     dictionary = snakemake.input.dictionary

@@ -1,12 +1,12 @@
-"""Snakemake job: stage `segment` for one language (see xlalign.segment)."""
+"""Snakemake job: stage `segment` for one language (see xlalign.corpus.segment)."""
 
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from xlalign.jobs import job_logging
-from xlalign.segment import make_segmenter, segment_file
+from xlalign.workflow.jobscript import job_logging
+from xlalign.corpus.segment import make_segmenter, segment_file
 
 with job_logging(snakemake):
     lang = snakemake.wildcards.lang

@@ -5,9 +5,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from xlalign.jobs import job_logging
-from xlalign.lexical import select_space
-from xlalign.vecmap import recipe_args
+from xlalign.workflow.jobscript import job_logging
+from xlalign.mapping.selection import select_space
+from xlalign.mapping.vecmap import recipe_args
 
 with job_logging(snakemake):
     sel = snakemake.params.selection

@@ -1,12 +1,12 @@
-"""Snakemake job: split one language's gold dictionaries (see xlalign.lexicon)."""
+"""Snakemake job: split one language's gold dictionaries (see xlalign.dictionaries.split)."""
 
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from xlalign.jobs import job_logging
-from xlalign.lexical import build_split
+from xlalign.workflow.jobscript import job_logging
+from xlalign.dictionaries.split import build_split
 
 with job_logging(snakemake):
     out = snakemake.output

@@ -5,9 +5,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from xlalign.io import read_json, write_json
-from xlalign.jobs import job_logging
-from xlalign.tables import load_records, write_tables
+from xlalign.core.io import read_json, write_json
+from xlalign.workflow.jobscript import job_logging
+from xlalign.reporting.tables import load_records, write_tables
 
 with job_logging(snakemake):
     p = snakemake.params

@@ -5,9 +5,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from xlalign.jobs import job_logging
-from xlalign.teacher import build_teacher_cache
-from xlalign.vocab import read_vocab
+from xlalign.workflow.jobscript import job_logging
+from xlalign.static.teacher import build_teacher_cache
+from xlalign.corpus.vocab import read_vocab
 
 with job_logging(snakemake):
     p = snakemake.params

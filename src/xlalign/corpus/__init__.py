@@ -1,0 +1,1 @@
+"""Text: corpus sources, sampling, segmentation (UDPipe, ICU), vocabularies, bitext."""

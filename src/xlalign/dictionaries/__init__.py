@@ -1,0 +1,1 @@
+"""Bilingual dictionaries: MUSE's format and gold splits with disjoint source words."""

@@ -1,0 +1,1 @@
+"""Hugging Face encoders: loading, layer access, word pooling, distributed launch."""

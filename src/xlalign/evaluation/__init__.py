@@ -1,0 +1,1 @@
+"""Evaluation of embedding spaces: bilingual lexicon induction and word similarity."""

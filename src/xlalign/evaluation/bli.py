@@ -1,0 +1,493 @@
+"""Bilingual lexicon induction (BLI): translation retrieval between two embedding spaces.
+
+MUSE's conventions: a test dictionary has one ``source target`` pair per line, several
+lines per source word for several gold translations; a source word counts as correct at k
+when any of its gold translations is among its k nearest target words.
+
+Retrieval is by cosine (``"nn"``) or by CSLS (``"csls"``, Conneau et al. 2018):
+``CSLS(x, y) = 2 cos(x, y) - r_T(x) - r_S(y)``, where ``r_T(x)`` is the mean cosine of the
+source word ``x`` to its ``k`` nearest target words and ``r_S(y)`` the mean cosine of the
+target word ``y`` to its ``k`` nearest source words, both over the whole vocabularies.
+CSLS penalises "hubs", target words that are near many source words.
+
+Ranks are exact: the rank of a query is ``1 +`` the number of target words scoring
+strictly higher than its best-scoring gold translation, over the full target vocabulary
+(ties count in the query's favour; with float vectors there are none in practice). P@k is
+the share of queries of rank at most k; MRR the mean of ``1 / rank``.
+
+Out-of-vocabulary (OOV) policy, ``oov``:
+
+* ``"skip"`` (MUSE): only source words that are in the source vocabulary and have at least
+  one gold translation in the target vocabulary are evaluated; P@k and MRR are over those.
+  The coverage is reported beside the scores so that numbers over different vocabularies
+  are not confused.
+* ``"miss"``: the same words are retrieved, but every other dictionary source word counts
+  as a miss, so P@k and MRR are over all source words of the dictionary (comparable across
+  vocabularies of different sizes).
+
+Retrieval is batched over query rows (and the CSLS penalties over target rows), each block
+holding ``rows x vocabulary`` scores, so two 200,000-word spaces fit in a few GB; it runs
+on a GPU when there is one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.io import PathLike, write_json
+from xlalign.dictionaries.split import read_pairs
+from xlalign.encoders.contextual import resolve_device
+from xlalign.static.vectors import Space
+from xlalign.static.vectors import load_space as load_checked_space
+
+RETRIEVALS = ("nn", "csls")
+OOV_POLICIES = ("skip", "miss")
+
+#: Scores held at once per block when ``batch_size`` is not given (float32).
+_BLOCK_BYTES = 256 << 20
+_MAX_BLOCK_ROWS = 4096
+
+log = logging.getLogger(__name__)
+
+
+def read_dictionary(path: PathLike, *, lowercase: bool = False) -> dict[str, list[str]]:
+    """A MUSE-format dictionary: source word -> gold translations (in file order)."""
+    from xlalign.dictionaries.split import read_pairs
+
+    pairs: dict[str, list[str]] = {}
+    for src, tgt in read_pairs(path, lowercase=lowercase):
+        pairs.setdefault(src, []).append(tgt)
+    if not pairs:
+        raise InputError(f"{path}: empty dictionary; expected 'source target' lines")
+    return pairs
+
+
+@dataclass(frozen=True)
+class BLIResult:
+    """Scores of one BLI run and what they were computed over."""
+
+    precision: dict[int, float]  # k -> P@k
+    evaluated: int  # source words retrieved (in vocabulary, some gold in vocabulary)
+    total: int  # source words in the dictionary
+    retrieval: str  # "nn" or "csls"
+    mrr: float = 0.0  # mean reciprocal rank of the best-ranked gold translation
+    csls_k: int | None = None  # neighbourhood size of CSLS (None for "nn")
+    oov: str = "skip"  # OOV policy: "skip" (MUSE) or "miss"
+    pairs_total: int = 0  # distinct (source, target) pairs in the dictionary
+    pairs_in_vocab: int = 0  # pairs with both words in the vocabularies
+    skipped_src_oov: int = 0  # source words not in the source vocabulary
+    skipped_gold_oov: int = 0  # source words in vocabulary whose golds are all OOV
+    #: rank (1 = correct at 1) of every evaluated source word, in dictionary order
+    ranks: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def coverage(self) -> float:
+        """Share of dictionary source words that were evaluated."""
+        return self.evaluated / self.total if self.total else 0.0
+
+    @property
+    def pair_coverage(self) -> float:
+        """Share of dictionary pairs with both words in the vocabularies."""
+        return self.pairs_in_vocab / self.pairs_total if self.pairs_total else 0.0
+
+    @property
+    def denominator(self) -> int:
+        """Number of source words P@k and MRR are averaged over (depends on ``oov``)."""
+        return self.total if self.oov == "miss" else self.evaluated
+
+    def as_dict(self) -> dict[str, float | int | str | None]:
+        out: dict[str, float | int | str | None] = {f"p@{k}": v for k, v in self.precision.items()}
+        out.update(
+            mrr=self.mrr,
+            retrieval=self.retrieval,
+            csls_k=self.csls_k,
+            oov=self.oov,
+            evaluated=self.evaluated,
+            total=self.total,
+            denominator=self.denominator,
+            coverage=self.coverage,
+            pairs_total=self.pairs_total,
+            pairs_in_vocab=self.pairs_in_vocab,
+            pair_coverage=self.pair_coverage,
+            skipped_src_oov=self.skipped_src_oov,
+            skipped_gold_oov=self.skipped_gold_oov,
+        )
+        return out
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def check_space_pair(
+    src_words: Sequence[str],
+    src_vecs: np.ndarray,
+    tgt_words: Sequence[str],
+    tgt_vecs: np.ndarray,
+) -> None:
+    """Refuse spaces that retrieval cannot use: shapes, dimensions, NaN, duplicate words."""
+    for side, words, vecs in (("source", src_words, src_vecs), ("target", tgt_words, tgt_vecs)):
+        shape = getattr(vecs, "shape", None)
+        if shape is None or len(shape) != 2 or shape[0] != len(words):
+            raise InputError(
+                f"{side} space: expected a ({len(words)}, dim) matrix for {len(words)} words, "
+                f"got shape {shape}"
+            )
+        if not words:
+            raise InputError(f"{side} space: no words; expected a non-empty vocabulary")
+        if len(set(words)) != len(words):
+            dup = next(w for w, n in Counter(words).items() if n > 1)
+            raise InputError(f"{side} space: duplicate word {dup!r}; expected each word once")
+        if not np.isfinite(vecs).all():
+            raise InputError(
+                f"{side} space: non-finite values (NaN or inf); check it with "
+                "xlalign.static.vectors.check_space"
+            )
+    if src_vecs.shape[1] != tgt_vecs.shape[1]:
+        raise InputError(
+            f"spaces of different dimension: source {src_vecs.shape[1]}, target {tgt_vecs.shape[1]}"
+        )
+
+
+def check_retrieval(retrieval: str, csls_k: int) -> None:
+    """Refuse an unknown retrieval method or a CSLS neighbourhood below 1."""
+    if retrieval not in RETRIEVALS:
+        raise ConfigError(f"retrieval: unknown method {retrieval!r}; expected one of {RETRIEVALS}")
+    if retrieval == "csls" and (not isinstance(csls_k, int) or csls_k < 1):
+        raise ConfigError(f"csls_k: expected a positive integer, got {csls_k!r}")
+
+
+def block_rows(n_cols: int, batch_size: int | None) -> int:
+    """Rows per block of ``rows x n_cols`` scores: ``batch_size``, or ~256 MiB of floats."""
+    if batch_size is not None:
+        if batch_size < 1:
+            raise ConfigError(f"batch_size: expected a positive integer, got {batch_size}")
+        return batch_size
+    return max(1, min(_MAX_BLOCK_ROWS, _BLOCK_BYTES // (4 * max(n_cols, 1))))
+
+
+def unit_rows(vecs: np.ndarray, device: torch.device) -> torch.Tensor:
+    """Rows scaled to unit length (float32 on ``device``); a zero row stays zero."""
+    x = torch.as_tensor(np.asarray(vecs), dtype=torch.float32, device=device)
+    return x / x.norm(dim=1, keepdim=True).clamp_min(1e-12)
+
+
+def mean_topk_similarity(
+    queries: torch.Tensor,
+    keys: torch.Tensor,
+    k: int,
+    *,
+    batch_size: int | None = None,
+    progress: bool = False,
+    desc: str = "CSLS neighbourhood",
+) -> torch.Tensor:
+    """For every (unit) query row, the mean cosine to its ``k`` nearest (unit) key rows.
+
+    ``k`` is capped at the number of keys. Batched over query rows.
+    """
+    k = min(k, keys.shape[0])
+    out = torch.empty(queries.shape[0], dtype=torch.float32, device=queries.device)
+    rows = block_rows(keys.shape[0], batch_size)
+    for start in tqdm(
+        range(0, queries.shape[0], rows), desc=desc, unit="block", disable=not progress
+    ):
+        sims = queries[start : start + rows] @ keys.T
+        out[start : start + rows] = sims.topk(k, dim=1).values.mean(dim=1)
+    return out
+
+
+def csls_penalties(
+    src: torch.Tensor,
+    tgt: torch.Tensor,
+    k: int,
+    *,
+    src_rows: torch.Tensor | None = None,
+    batch_size: int | None = None,
+    progress: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """CSLS's hubness terms ``(r_T, r_S)`` of two spaces of unit rows.
+
+    ``r_T[i]``: mean cosine of source row ``i`` (of ``src_rows`` when given, else of every
+    row) to its ``k`` nearest target rows; ``r_S[j]``: mean cosine of target row ``j`` to
+    its ``k`` nearest source rows over *all* of ``src``.
+    """
+    queries = src if src_rows is None else src[src_rows]
+    r_t = mean_topk_similarity(
+        queries, tgt, k, batch_size=batch_size, progress=progress, desc="CSLS r_T"
+    )
+    r_s = mean_topk_similarity(
+        tgt, src, k, batch_size=batch_size, progress=progress, desc="CSLS r_S"
+    )
+    return r_t, r_s
+
+
+def score_block(
+    queries: torch.Tensor,
+    keys: torch.Tensor,
+    r_queries: torch.Tensor | None = None,
+    r_keys: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Scores of query rows against all key rows: cosine, or CSLS when penalties are given."""
+    scores = queries @ keys.T
+    if r_keys is not None:
+        scores.mul_(2).sub_(r_keys[None, :])
+        if r_queries is not None:
+            scores.sub_(r_queries[:, None])
+    return scores
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+@dataclass
+class _Plan:
+    queries: list[int]  # source rows to retrieve
+    words: list[str]  # their words
+    golds: list[list[int]]  # target rows of their in-vocabulary golds
+    pairs_total: int
+    pairs_in_vocab: int
+    src_oov: int  # source words not in the source vocabulary
+    gold_oov: int  # in-vocabulary source words whose golds are all OOV
+    tgt_oov_words: int  # distinct gold words not in the target vocabulary
+
+
+def _plan(
+    src_words: Sequence[str], tgt_words: Sequence[str], dictionary: dict[str, list[str]]
+) -> _Plan:
+    src_index = {w: i for i, w in enumerate(src_words)}
+    tgt_index = {w: i for i, w in enumerate(tgt_words)}
+    plan = _Plan([], [], [], 0, 0, 0, 0, 0)
+    tgt_oov: set[str] = set()
+    for src, tgts in dictionary.items():
+        unique = list(dict.fromkeys(tgts))
+        plan.pairs_total += len(unique)
+        tgt_oov.update(t for t in unique if t not in tgt_index)
+        gold = sorted({tgt_index[t] for t in unique if t in tgt_index})
+        if src not in src_index:
+            plan.src_oov += 1
+            continue
+        if not gold:
+            plan.gold_oov += 1
+            continue
+        plan.pairs_in_vocab += len(gold)
+        plan.queries.append(src_index[src])
+        plan.words.append(src)
+        plan.golds.append(gold)
+    plan.tgt_oov_words = len(tgt_oov)
+    return plan
+
+
+def evaluate_bli(
+    src_words: Sequence[str],
+    src_vecs: np.ndarray,
+    tgt_words: Sequence[str],
+    tgt_vecs: np.ndarray,
+    dictionary: dict[str, list[str]],
+    *,
+    retrieval: str = "nn",
+    csls_k: int = 10,
+    ks: Sequence[int] = (1, 5, 10),
+    oov: str = "skip",
+    batch_size: int | None = None,
+    device: str | torch.device | None = None,
+    progress: bool = False,
+) -> BLIResult:
+    """P@k and MRR of translation retrieval from the source space into the target space.
+
+    ``dictionary`` maps source words to gold translations (:func:`read_dictionary`).
+    ``retrieval`` is ``"nn"`` (cosine) or ``"csls"`` (with ``csls_k`` neighbours); ``oov``
+    the OOV policy (module docstring). ``batch_size`` is the number of query rows per block
+    (default: as many as fit ~256 MiB of scores). Raises :class:`InputError` for spaces of
+    different dimensions, an empty dictionary, or one with no pair in the vocabularies.
+    """
+    check_retrieval(retrieval, csls_k)
+    if oov not in OOV_POLICIES:
+        raise ConfigError(f"oov: unknown policy {oov!r}; expected one of {OOV_POLICIES}")
+    if not ks or any(not isinstance(k, int | np.integer) or k < 1 for k in ks):
+        raise ConfigError(f"ks: expected positive integers, got {list(ks)!r}")
+    ks = [int(k) for k in ks]
+    check_space_pair(src_words, src_vecs, tgt_words, tgt_vecs)
+    if not dictionary:
+        raise InputError("empty dictionary (0 pairs read); expected source -> gold translations")
+    plan = _plan(src_words, tgt_words, dictionary)
+    if not plan.queries:
+        raise InputError(
+            f"no dictionary pair has both words in the vocabularies: {plan.pairs_total} pairs "
+            f"read for {len(dictionary)} source words; {plan.src_oov} source words are not in "
+            f"the source vocabulary ({len(src_words)} words), {plan.tgt_oov_words} target "
+            f"words are not in the target vocabulary ({len(tgt_words)} words)"
+        )
+
+    dev = resolve_device(device)
+    src = unit_rows(src_vecs, dev)
+    tgt = unit_rows(tgt_vecs, dev)
+    rows = torch.as_tensor(plan.queries, dtype=torch.long, device=dev)
+    r_t = r_s = None
+    if retrieval == "csls":
+        r_t, r_s = csls_penalties(
+            src, tgt, csls_k, src_rows=rows, batch_size=batch_size, progress=progress
+        )
+    # Gold rows padded with the first gold (a repeat does not change the best gold score).
+    width = max(len(g) for g in plan.golds)
+    gold = torch.as_tensor(
+        [g + [g[0]] * (width - len(g)) for g in plan.golds], dtype=torch.long, device=dev
+    )
+    ranks = np.empty(len(plan.queries), dtype=np.int64)
+    step = block_rows(tgt.shape[0], batch_size)
+    for start in tqdm(
+        range(0, len(plan.queries), step), desc="BLI", unit="block", disable=not progress
+    ):
+        block = slice(start, start + step)
+        scores = score_block(src[rows[block]], tgt, None if r_t is None else r_t[block], r_s)
+        # Gold scores come from the same tensor as the comparison, so the rank is exact.
+        best = scores.gather(1, gold[block]).max(dim=1).values
+        ranks[block] = (1 + (scores > best[:, None]).sum(dim=1)).cpu().numpy()
+
+    denominator = len(dictionary) if oov == "miss" else len(plan.queries)
+    precision = {k: int((ranks <= k).sum()) / denominator for k in ks}
+    mrr = float((1.0 / ranks).sum() / denominator)
+    return BLIResult(
+        precision=precision,
+        evaluated=len(plan.queries),
+        total=len(dictionary),
+        retrieval=retrieval,
+        mrr=mrr,
+        csls_k=csls_k if retrieval == "csls" else None,
+        oov=oov,
+        pairs_total=plan.pairs_total,
+        pairs_in_vocab=plan.pairs_in_vocab,
+        skipped_src_oov=plan.src_oov,
+        skipped_gold_oov=plan.gold_oov,
+        ranks=dict(zip(plan.words, ranks.tolist(), strict=True)),
+    )
+
+
+def random_baseline(n_targets: int, ks: Sequence[int] = (1, 5, 10), golds: float = 1.0) -> dict:
+    """Expected P@k of a random ranking with about ``golds`` gold translations per word."""
+    return {f"p@{k}": min(1.0, k * golds / max(n_targets, 1)) for k in ks}
+
+
+def load_space(path: PathLike, *, zero: str = "drop") -> tuple[list[str], np.ndarray]:
+    """Words and vectors from a ``.vec`` file or an ``.npy`` stem (with ``.vocab.txt``).
+
+    The space is checked with :func:`xlalign.static.vectors.check_space` (``where`` = the path):
+    non-finite values and duplicate words raise :class:`InputError`; rows of zero norm are
+    dropped with a warning (``zero="drop"``) or raise (``zero="error"``).
+    """
+    from xlalign.static.vectors import check_space, read_npy, read_vec
+
+    p = Path(path)
+    if p.suffix == ".npy":
+        words, vecs = read_npy(str(p)[: -len(".npy")])
+    else:
+        words, vecs = read_vec(p)
+    words, vecs, _ = check_space(words, vecs, where=str(p), zero=zero)
+    return words, vecs
+
+
+# --------------------------------------------------------------------------------------
+# BLI
+# --------------------------------------------------------------------------------------
+
+
+def _bli_one(
+    query: Space,
+    target: Space,
+    dictionary: PathLike,
+    *,
+    retrievals: Sequence[str],
+    csls_k: int,
+    ks: Sequence[int],
+    oov: str,
+    device: str | None,
+) -> dict[str, Any]:
+    from xlalign.evaluation.bli import evaluate_bli, read_dictionary
+
+    if not read_pairs(dictionary):
+        return {"skipped": f"{dictionary} is empty"}
+    dic = read_dictionary(dictionary)
+    src_set, tgt_set = set(query[0]), set(target[0])
+    if not any(s in src_set and any(t in tgt_set for t in ts) for s, ts in dic.items()):
+        # Explicit policy: no pair in vocabulary -> no number (whatever `oov`), with the reason.
+        return {
+            "dictionary": str(dictionary),
+            "skipped": f"{dictionary}: none of its {len(dic)} source words has both sides "
+            f"in the vocabularies",
+        }
+    out: dict[str, Any] = {"dictionary": str(dictionary)}
+    for retrieval in retrievals:
+        res = evaluate_bli(
+            *query,
+            *target,
+            dic,
+            retrieval=retrieval,
+            csls_k=csls_k,
+            ks=tuple(ks),
+            oov=oov,
+            device=device,
+        )
+        out[retrieval] = res.as_dict()
+    return out
+
+
+def bli_record(
+    *,
+    space_name: str,
+    seed: int,
+    language: str,
+    hub: str,
+    space: PathLike,
+    hub_space: PathLike,
+    dictionaries: Mapping[str, PathLike],
+    out_path: PathLike,
+    split: str = "test",
+    retrievals: Sequence[str] = ("nn", "csls"),
+    csls_k: int = 10,
+    ks: Sequence[int] = (1, 5, 10),
+    oov: str = "skip",
+    device: str | None = None,
+) -> dict[str, Any]:
+    """BLI of one language against the hub, both directions, written as one record.
+
+    ``dictionaries`` maps a direction (``en-de``, ``de-en``) to its MUSE file; a direction
+    whose file is empty or has no pair in vocabulary is recorded with the reason instead of
+    a number (the tables show "–" there).
+    """
+    hub_sp, hub_report = load_checked_space(hub_space)
+    lang_sp, lang_report = load_checked_space(space)
+    results: dict[str, Any] = {}
+    skipped: dict[str, str] = {}
+    for direction, path in dictionaries.items():
+        src, tgt = direction.split("-")
+        if {src, tgt} != {hub, language}:
+            raise InputError(f"{path}: direction {direction!r} is not {hub}-{language} or back")
+        query, target = (hub_sp, lang_sp) if src == hub else (lang_sp, hub_sp)
+        res = _bli_one(
+            query, target, path, retrievals=retrievals, csls_k=csls_k, ks=ks, oov=oov, device=device
+        )
+        if "skipped" in res:
+            log.warning("%s %s: no BLI result: %s", space_name, direction, res["skipped"])
+            skipped[direction] = res["skipped"]
+        else:
+            results[direction] = res
+    record = {
+        "space": space_name,
+        "seed": seed,
+        "language": language,
+        "hub": hub,
+        "split": split,
+        "spaces": {"hub": hub_report, "language": lang_report},
+        "results": results,
+        "skipped": skipped,
+    }
+    write_json(out_path, record)
+    return record

@@ -1,0 +1,1 @@
+"""Cross-lingual mapping: VecMap, dictionary induction, mapping into the hub, selection."""

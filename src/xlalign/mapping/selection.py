@@ -1,0 +1,119 @@
+"""Per language, the mapped or the unmapped space, whichever wins validation BLI (X2S-MA)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from xlalign.core.io import PathLike, read_json, write_json
+from xlalign.evaluation.bli import _bli_one
+from xlalign.static.vectors import load_space, npy_stem, save_npy_space
+
+log = logging.getLogger(__name__)
+
+
+# --------------------------------------------------------------------------------------
+# Selection of the mapped or the unmapped space
+# --------------------------------------------------------------------------------------
+
+
+def _direction_score(result: Mapping[str, Any], retrieval: str, metric: str) -> float | None:
+    r = result.get(retrieval)
+    return None if r is None else float(r[metric])
+
+
+def select_space(
+    *,
+    language: str,
+    hub: str,
+    mapped: PathLike,
+    unmapped: PathLike,
+    hub_space: PathLike,
+    valid: Mapping[str, PathLike],
+    mapped_stats: PathLike | None = None,
+    normalize: Sequence[str],
+    out_stem: PathLike,
+    vec_path: PathLike,
+    stats_path: PathLike,
+    metric: str = "p@1",
+    retrieval: str = "csls",
+    csls_k: int = 10,
+    min_margin: float = 0.0,
+    enabled: bool = True,
+    device: str | None = None,
+) -> dict[str, Any]:
+    """Keep the mapped or the unmapped space of one language by validation BLI.
+
+    The unmapped candidate is the language's own vectors with the same normalisation as
+    the hub, so both candidates are compared against the same hub vectors. The score is
+    ``metric`` with ``retrieval`` averaged over both directions (the paper's Table 5
+    convention); the mapped space is kept when it beats the unmapped one by more than
+    ``min_margin``. A language the mapping step left unmapped (``mapped_stats`` says so)
+    keeps its unmapped space. The choice and its reason are written to the stats.
+    """
+    from xlalign.mapping import vecmap
+
+    (mw, mv), _ = load_space(mapped)
+    stats: dict[str, Any] = {"language": language, "hub": hub, "metric": metric}
+    map_info = read_json(mapped_stats) if mapped_stats is not None else {}
+    if language == hub:
+        chosen, reason = "hub", "the hub language is never mapped"
+        out = (mw, mv)
+    elif map_info.get("mapped") is False:
+        chosen = "unmapped"
+        reason = f"not mapped: {map_info.get('reason', 'see the mapping stats')}"
+        out = (mw, mv)  # the mapping step wrote the normalised, unmapped vectors
+    else:
+        (uw, uv), _ = load_space(unmapped)
+        unmapped_sp = (uw, np.asarray(vecmap.normalize(uv, list(normalize)), dtype=np.float32))
+        hub_sp, _ = load_space(hub_space)
+        scores: dict[str, dict[str, Any]] = {}
+        for name, cand in (("mapped", (mw, mv)), ("unmapped", unmapped_sp)):
+            per_dir: dict[str, Any] = {}
+            for direction, path in valid.items():
+                src = direction.split("-")[0]
+                query, target = (hub_sp, cand) if src == hub else (cand, hub_sp)
+                res = _bli_one(
+                    query,
+                    target,
+                    path,
+                    retrievals=[retrieval],
+                    csls_k=csls_k,
+                    ks=(1, 5, 10),
+                    oov="skip",
+                    device=device,
+                )
+                per_dir[direction] = _direction_score(res, retrieval, metric)
+            values = [v for v in per_dir.values() if v is not None]
+            scores[name] = {
+                "per_direction": per_dir,
+                "mean": float(np.mean(values)) if values else None,
+            }
+        stats["validation"] = scores
+        m, u = scores["mapped"]["mean"], scores["unmapped"]["mean"]
+        if not enabled:
+            chosen, reason = "mapped", "selection disabled (align.selection.enabled: false)"
+        elif m is None or u is None:
+            chosen = "mapped"
+            reason = "no validation pair in vocabulary: kept the mapped space by default"
+        elif m > u + min_margin:
+            chosen = "mapped"
+            reason = f"validation {metric} ({retrieval}) mapped {m:.4f} > unmapped {u:.4f}"
+            if min_margin:
+                reason += f" + margin {min_margin}"
+        else:
+            chosen = "unmapped"
+            reason = (
+                f"validation {metric} ({retrieval}) mapped {m:.4f} <= unmapped {u:.4f}"
+                + (f" + margin {min_margin}" if min_margin else "")
+                + ": mapping did not help"
+            )
+        out = (mw, mv) if chosen == "mapped" else unmapped_sp
+    log.info("%s: kept the %s space (%s)", language, chosen, reason)
+    stats.update(chosen=chosen, reason=reason, words=len(out[0]))
+    save_npy_space(out, npy_stem(out_stem), vec_path=vec_path)
+    write_json(stats_path, stats)
+    return stats

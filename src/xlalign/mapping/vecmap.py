@@ -1,0 +1,919 @@
+"""VecMap in torch: cross-lingual mapping of two static embedding spaces, on CPU or GPU.
+
+A library re-implementation of the public tool's ``map_embeddings.py`` (Artetxe et al.):
+the multi-step framework of AAAI 2018 (normalisation, whitening, orthogonal mapping,
+re-weighting, de-whitening, dimensionality reduction) and the robust self-learning of
+ACL 2018 (unsupervised similarity-distribution initialisation, stochastic dictionary
+induction, frequency cut-off, CSLS retrieval, bidirectional induction). The arithmetic
+follows the tool step by step; what differs is said where it happens:
+
+* the d x d algebra (Procrustes SVDs, whitening, de-whitening, least squares) runs in
+  float64 on the CPU; the n x n similarity work runs in ``dtype`` on ``device``;
+* whitening a dictionary matrix of numerical rank below d (fewer than d independent pairs)
+  raises :class:`InputError` ("whitening needs at least d independent dictionary pairs;
+  got n") instead of producing inf/NaN as the tool does; there is no silent fallback
+  (no pseudo-inverse, no ridge), since either would be a different method;
+* non-finite values and zero vectors raise :class:`InputError` naming the side and the
+  first word: in the input (the tool would keep a zero row, which centring turns into
+  minus the mean vector, an arbitrary point) and after normalisation;
+* ``max_iterations`` caps the self-learning loop (the tool has no cap: it stops only when
+  the keep probability has reached 1 and the objective stopped improving);
+* the dropout masks come from a CPU ``torch.Generator`` seeded with ``seed``, so a run is
+  reproducible, the same for any ``batch_size``, and on CPU or GPU up to rounding;
+* ``sqrt(X X^T)`` for the unsupervised initialisation comes from the d x d
+  eigendecomposition of ``X^T X`` rather than an SVD of X (the same matrix, cheaper).
+
+Kept as in the tool: a dropped similarity is set to 0 (not to minus infinity), and the
+final dictionary is the concatenation of both directions (pairs may repeat).
+
+Outputs are transforms, not vectors: ``apply(mapping, x, "source")`` is the tool's mapped
+source space and ``to_hub(mapping, x)`` expresses a source space in the target's own,
+unmapped space with VecMap's cross-lingual dot products (to map every language into a
+hub language that stays fixed).
+
+Recipes (:data:`RECIPES`) are the tool's presets, written as the flags they set:
+
+==================  =====================================================================
+recipe              public flags
+==================  =====================================================================
+``supervised``      ``--supervised DICT``: ``-d DICT --normalize unit center unit --whiten
+                    --src_reweight 0.5 --trg_reweight 0.5 --src_dewhiten src
+                    --trg_dewhiten trg --batch_size 1000``
+``semi-supervised`` ``--semi_supervised DICT``: the supervised flags (batch size 10000) plus
+                    ``--self_learning --vocabulary_cutoff 20000 --csls 10``
+``identical``       ``--identical``: ``--init_identical`` plus the semi-supervised flags
+``unsupervised``    ``--unsupervised``: ``--init_unsupervised --unsupervised_vocab 4000``
+                    plus the semi-supervised flags
+``acl2018``         ``--acl2018``: the same as ``unsupervised``
+``aaai2018``        ``--aaai2018 DICT``: ``-d DICT --normalize unit center --whiten
+                    --trg_reweight 1 --src_dewhiten src --trg_dewhiten trg --batch_size 1000``
+``acl2017``         ``--acl2017``: ``--init_numerals --orthogonal --normalize unit center
+                    --self_learning --direction forward --stochastic_initial 1.0
+                    --stochastic_interval 1 --batch_size 1000``
+``acl2017-seed``    ``--acl2017_seed DICT``: as ``acl2017`` with ``-d DICT``
+``orthogonal``      ``--emnlp2016 DICT``: ``-d DICT --orthogonal --normalize unit center
+                    --batch_size 1000`` (plain Procrustes, no self-learning)
+``emnlp2016``       the same as ``orthogonal``
+==================  =====================================================================
+
+Recipe names may be written with ``_`` for ``-`` (``semi_supervised``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Mapping as AbcMapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from xlalign.core.errors import ConfigError, InputError
+from xlalign.encoders.contextual import resolve_device
+
+log = logging.getLogger(__name__)
+
+NORMALIZE_STEPS = ("unit", "center", "unitdim", "centeremb", "none")
+INITS = ("dictionary", "identical", "unsupervised", "numerals")
+DIRECTIONS = ("union", "forward", "backward")
+DEWHITEN = (None, "src", "trg")
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+SIDES = {"source": "source", "src": "source", "target": "target", "trg": "target"}
+
+# A dictionary matrix whose smallest singular value is below this fraction of its largest
+# is treated as singular: whitening would amplify float32 rounding by more than 1e5.
+SINGULAR_RTOL = 1e-5
+
+
+def _check_steps(steps: Sequence[str], where: str = "normalize") -> tuple[str, ...]:
+    if isinstance(steps, str):
+        steps = [steps]
+    bad = [s for s in steps if s not in NORMALIZE_STEPS]
+    if bad:
+        raise ConfigError(
+            f"{where}: unknown normalisation step(s) {bad}; expected a list of {NORMALIZE_STEPS}"
+        )
+    return tuple(steps)
+
+
+def _normalize_(t: torch.Tensor, steps: Sequence[str]) -> torch.Tensor:
+    """Apply ``steps`` to ``t`` in place (as VecMap: a zero norm is left as 1)."""
+    for step in steps:
+        if step == "unit":
+            norms = t.norm(dim=1, keepdim=True)
+            t.div_(norms.masked_fill_(norms == 0, 1))
+        elif step == "center":
+            t.sub_(t.mean(dim=0, keepdim=True))
+        elif step == "unitdim":
+            norms = t.norm(dim=0, keepdim=True)
+            t.div_(norms.masked_fill_(norms == 0, 1))
+        elif step == "centeremb":
+            t.sub_(t.mean(dim=1, keepdim=True))
+    return t
+
+
+def normalize(x: np.ndarray | torch.Tensor, steps: Sequence[str]) -> Any:
+    """VecMap's normalisation ``steps`` applied in order to a copy of ``x`` (same type back).
+
+    ``unit``: rows to unit length; ``center``: subtract the column mean; ``unitdim``:
+    columns to unit length; ``centeremb``: subtract each row's mean; ``none``: nothing.
+    ``center`` and ``unitdim`` depend on the whole matrix, so normalise the full
+    vocabulary the mapping was trained on, not a subset of it.
+    """
+    steps = _check_steps(steps)
+    if isinstance(x, torch.Tensor):
+        t = x.clone() if x.is_floating_point() else x.float()
+        return _normalize_(t, steps)
+    t = torch.tensor(np.asarray(x))
+    if not t.is_floating_point():
+        t = t.float()
+    return _normalize_(t, steps).numpy()
+
+
+@dataclass(frozen=True)
+class VecMapArgs:
+    """VecMap's options with the public tool's defaults (``map_embeddings.py --help``).
+
+    ``max_iterations`` is ours: a safety cap on self-learning iterations (0 = none, as in
+    the tool, which has no cap). ``recipe`` only records where the options came from.
+    """
+
+    normalize: tuple[str, ...] = ()  # --normalize: steps of NORMALIZE_STEPS, in order
+    init: str = "dictionary"  # seed dictionary: given, identical words, unsupervised, numerals
+    whiten: bool = False  # --whiten (advanced mapping, step 1)
+    src_reweight: float = 0.0  # --src_reweight: columns scaled by s**src_reweight (step 3)
+    trg_reweight: float = 0.0  # --trg_reweight
+    src_dewhiten: str | None = None  # --src_dewhiten src|trg (step 4; needs whiten)
+    trg_dewhiten: str | None = None  # --trg_dewhiten src|trg
+    dim_reduction: int = 0  # --dim_reduction: keep the first k dimensions (step 5; 0 = all)
+    orthogonal: bool = False  # -c: final mapping orthogonal (Procrustes) instead of advanced
+    unconstrained: bool = False  # -u: final mapping by least squares
+    self_learning: bool = False  # --self_learning
+    vocabulary_cutoff: int = 0  # induction over the k most frequent words per side (0 = all)
+    csls_neighborhood: int = 0  # --csls k for induction (0 = nearest neighbour)
+    direction: str = "union"  # induction: forward, backward, or both concatenated
+    unsupervised_vocab: int = 0  # words per side for init="unsupervised" (0 = all)
+    stochastic_initial: float = 0.1  # initial keep probability of the similarities
+    stochastic_multiplier: float = 2.0  # keep probability growth factor
+    stochastic_interval: int = 50  # iterations without improvement before it grows
+    threshold: float = 1e-6  # objective gain that counts as an improvement
+    batch_size: int = 10000  # rows per similarity block (memory, not results)
+    seed: int = 0  # dropout masks
+    max_iterations: int = 0  # ours: cap on self-learning iterations (0 = none, as the tool)
+    dtype: str = "float32"  # --precision of the n x n work (d x d algebra is float64)
+    recipe: str | None = None  # informational: the recipe these came from
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "normalize", _check_steps(self.normalize))
+
+        def choose(name: str, allowed: Sequence[Any]) -> None:
+            if getattr(self, name) not in allowed:
+                raise ConfigError(
+                    f"vecmap.{name}: {getattr(self, name)!r} is not one of {list(allowed)}"
+                )
+
+        def at_least(name: str, low: float, *, strict: bool = False) -> None:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(f"vecmap.{name}: expected a number, got {value!r}")
+            if value < low or (strict and value == low):
+                rel = ">" if strict else ">="
+                raise ConfigError(f"vecmap.{name}: expected a value {rel} {low}, got {value!r}")
+
+        choose("init", INITS)
+        choose("direction", DIRECTIONS)
+        choose("src_dewhiten", DEWHITEN)
+        choose("trg_dewhiten", DEWHITEN)
+        choose("dtype", list(DTYPES))
+        for name in ("dim_reduction", "vocabulary_cutoff", "csls_neighborhood"):
+            at_least(name, 0)
+        for name in ("unsupervised_vocab", "max_iterations", "seed"):
+            at_least(name, 0)
+        at_least("batch_size", 1)
+        at_least("stochastic_interval", 1)
+        at_least("stochastic_initial", 0, strict=True)
+        at_least("stochastic_multiplier", 1, strict=True)
+        at_least("threshold", 0)
+        at_least("src_reweight", 0)
+        at_least("trg_reweight", 0)
+        if self.stochastic_initial > 1:
+            raise ConfigError(
+                f"vecmap.stochastic_initial: a keep probability in (0, 1], "
+                f"got {self.stochastic_initial!r}"
+            )
+        if self.orthogonal and self.unconstrained:
+            raise ConfigError("vecmap: orthogonal and unconstrained exclude each other")
+        if (self.src_dewhiten or self.trg_dewhiten) and not self.whiten:
+            raise ConfigError("vecmap: src_dewhiten/trg_dewhiten need whiten=True")
+        if self.orthogonal or self.unconstrained:
+            advanced = {
+                "whiten": self.whiten,
+                "src_reweight": self.src_reweight,
+                "trg_reweight": self.trg_reweight,
+                "dim_reduction": self.dim_reduction,
+            }
+            used = [k for k, v in advanced.items() if v]
+            if used:
+                mode = "orthogonal" if self.orthogonal else "unconstrained"
+                raise ConfigError(
+                    f"vecmap: {used} only apply to the advanced mapping and would be ignored "
+                    f"with {mode}=True; set them to their defaults (False/0)"
+                )
+
+
+_ADVANCED = {
+    "normalize": ("unit", "center", "unit"),
+    "whiten": True,
+    "src_reweight": 0.5,
+    "trg_reweight": 0.5,
+    "src_dewhiten": "src",
+    "trg_dewhiten": "trg",
+}
+_SELF_LEARNING = {"self_learning": True, "vocabulary_cutoff": 20000, "csls_neighborhood": 10}
+_ACL2017 = {
+    "orthogonal": True,
+    "normalize": ("unit", "center"),
+    "self_learning": True,
+    "direction": "forward",
+    "stochastic_initial": 1.0,
+    "stochastic_interval": 1,
+    "batch_size": 1000,
+}
+_ORTHOGONAL = {
+    "init": "dictionary",
+    "orthogonal": True,
+    "normalize": ("unit", "center"),
+    "batch_size": 1000,
+}
+
+#: The public tool's presets (see the module docstring for the flags of each).
+RECIPES: dict[str, dict[str, Any]] = {
+    "supervised": {"init": "dictionary", **_ADVANCED, "batch_size": 1000},
+    "semi-supervised": {"init": "dictionary", **_ADVANCED, **_SELF_LEARNING},
+    "identical": {"init": "identical", **_ADVANCED, **_SELF_LEARNING},
+    "unsupervised": {
+        "init": "unsupervised",
+        "unsupervised_vocab": 4000,
+        **_ADVANCED,
+        **_SELF_LEARNING,
+    },
+    "aaai2018": {
+        "init": "dictionary",
+        "normalize": ("unit", "center"),
+        "whiten": True,
+        "trg_reweight": 1.0,
+        "src_dewhiten": "src",
+        "trg_dewhiten": "trg",
+        "batch_size": 1000,
+    },
+    "acl2017": {"init": "numerals", **_ACL2017},
+    "acl2017-seed": {"init": "dictionary", **_ACL2017},
+    "orthogonal": _ORTHOGONAL,
+}
+RECIPES["acl2018"] = RECIPES["unsupervised"]
+RECIPES["emnlp2016"] = RECIPES["orthogonal"]
+
+
+def recipe_args(name: str, **overrides: Any) -> VecMapArgs:
+    """The options of recipe ``name`` with ``overrides`` on top (``ConfigError`` if unknown)."""
+    key = name.replace("_", "-")
+    if key not in RECIPES:
+        raise ConfigError(f"vecmap recipe {name!r} is unknown; expected one of {sorted(RECIPES)}")
+    valid = {f.name for f in fields(VecMapArgs)}
+    bad = sorted(set(overrides) - valid)
+    if bad:
+        raise ConfigError(
+            f"vecmap recipe {name!r}: unknown option(s) {bad}; expected some of {sorted(valid)}"
+        )
+    return VecMapArgs(**{**RECIPES[key], "recipe": key, **overrides})
+
+
+@dataclass
+class Mapping:
+    """A trained VecMap mapping: ``xw = normalize(x) @ src_transform`` (and ``zw`` alike).
+
+    ``src_transform``/``trg_transform`` are float64 ``(d, k)`` matrices; ``src_indices``/
+    ``trg_indices`` the final training dictionary (row indices; repeated pairs allowed, as
+    VecMap's union of both induction directions has them).
+    """
+
+    src_transform: np.ndarray
+    trg_transform: np.ndarray
+    normalize: tuple[str, ...]
+    src_indices: np.ndarray
+    trg_indices: np.ndarray
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def _side(side: str) -> str:
+    if side not in SIDES:
+        raise ConfigError(f"side: {side!r} is not one of {list(SIDES)}")
+    return SIDES[side]
+
+
+def _project(
+    mapping: Mapping, x: np.ndarray, matrix: np.ndarray, device: Any, dtype: torch.dtype
+) -> np.ndarray:
+    x = np.asarray(x)
+    if x.ndim != 2 or x.shape[1] != matrix.shape[0]:
+        raise InputError(
+            f"expected vectors of dimension {matrix.shape[0]} (the mapping's), got shape {x.shape}"
+        )
+    dev = resolve_device(device)
+    t = _normalize_(torch.tensor(x, dtype=dtype, device=dev), mapping.normalize)
+    out = t @ torch.as_tensor(matrix, dtype=dtype, device=dev)
+    return out.cpu().numpy()
+
+
+def apply(
+    mapping: Mapping, x: np.ndarray, side: str, *, device: Any = None, dtype: str = "float32"
+) -> np.ndarray:
+    """VecMap's output vectors for ``x`` on ``side`` (``source`` or ``target``).
+
+    ``x`` must be the whole vocabulary the mapping was trained on (``center`` and
+    ``unitdim`` normalise with statistics of the full matrix).
+    """
+    s = _side(side)
+    matrix = mapping.src_transform if s == "source" else mapping.trg_transform
+    return _project(mapping, x, matrix, device, DTYPES[dtype])
+
+
+def to_hub(
+    mapping: Mapping, x: np.ndarray, *, device: Any = None, dtype: str = "float32"
+) -> np.ndarray:
+    """The source space expressed in the target's own space: ``normalize(x) @ S @ T.T``.
+
+    With ``S``/``T`` the source/target transforms, VecMap's cross-lingual dot products are
+    ``xw @ zw.T = normalize(x) @ S @ T.T @ normalize(z).T``; grouping the product as
+    ``(normalize(x) @ S @ T.T) @ normalize(z).T`` shows that the returned matrix has,
+    with the *untransformed* normalised target vectors, exactly VecMap's dot products.
+    So the target (the hub, e.g. English) keeps its own space while every other language
+    is mapped into it, and all of them are comparable with each other through it.
+
+    Dot products are preserved exactly; cosines only where ``T`` is orthogonal (the
+    ``orthogonal``/``acl2017`` recipes). With the re-weighting recipes, cosine retrieval
+    against unit-length target rows (normalisation ending in ``unit``) ranks targets as
+    VecMap's dot-product retrieval does, not as its cosine retrieval (``zw`` rows are not
+    of unit length).
+    """
+    matrix = mapping.src_transform @ mapping.trg_transform.T
+    return _project(mapping, x, matrix, device, DTYPES[dtype])
+
+
+def _first_bad_row(bad_rows: np.ndarray, words: Sequence[str]) -> str:
+    i = int(np.flatnonzero(bad_rows)[0])
+    return f"{int(bad_rows.sum())} row(s), the first for word {words[i]!r} (row {i})"
+
+
+def _check_inputs(
+    x: np.ndarray, z: np.ndarray, src_words: Sequence[str], trg_words: Sequence[str]
+) -> None:
+    for side, m, words in (("source", x, src_words), ("target", z, trg_words)):
+        if m.ndim != 2 or m.shape[0] != len(words) or m.shape[0] == 0:
+            raise InputError(
+                f"{side}: expected a non-empty (words, dim) matrix for {len(words)} words, "
+                f"got shape {m.shape}"
+            )
+    if x.shape[1] != z.shape[1]:
+        raise InputError(
+            f"spaces of different dimension: source {x.shape[1]}, target {z.shape[1]}; "
+            "VecMap maps spaces of the same dimension"
+        )
+    for side, m, words in (("source", x, src_words), ("target", z, trg_words)):
+        finite = np.isfinite(m).all(axis=1)
+        if not finite.all():
+            raise InputError(
+                f"{side}: non-finite values (NaN or inf) in {_first_bad_row(~finite, words)}"
+            )
+        zero = ~m.any(axis=1)
+        if zero.any():
+            raise InputError(
+                f"{side}: zero vector in {_first_bad_row(zero, words)}; drop words without "
+                "a vector before mapping"
+            )
+
+
+def _check_zero_after(
+    t: torch.Tensor, words: Sequence[str], side: str, steps: Sequence[str]
+) -> None:
+    norms = t.norm(dim=1)
+    bad = (norms <= 1e-6 * norms.max()).cpu().numpy()
+    if bad.any():
+        raise InputError(
+            f"{side}: the normalisation {list(steps)} leaves a zero vector in "
+            f"{_first_bad_row(bad, words)}"
+        )
+
+
+def _seed_pairs(
+    dictionary: Iterable[tuple[str, str]] | AbcMapping[str, Iterable[str]],
+) -> Iterable[tuple[str, str]]:
+    if isinstance(dictionary, AbcMapping):
+        return ((s, t) for s, ts in dictionary.items() for t in ts)
+    return dictionary
+
+
+def _topk_mean(m: torch.Tensor, k: int, dim: int = 1) -> torch.Tensor:
+    """Mean of the ``k`` largest values along ``dim`` (VecMap's CSLS neighbourhood term)."""
+    k = min(k, m.shape[dim])
+    return m.topk(k, dim=dim).values.mean(dim=dim)
+
+
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    """Run the small (d x d) LAPACK calls single-threaded.
+
+    Right after a large parallel kernel, an SVD or eigendecomposition of a d x d matrix
+    on the default OpenMP/MKL threads can take 100x longer than on one thread (measured on
+    a busy 2-core machine: 20-100 ms vs 0.3 ms at d=48, up to 3.7 s vs 8 ms at d=300), as
+    the threads wait on each other; on one thread these calls take milliseconds.
+    """
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(n)
+
+
+def _cross(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a^T b`` accumulated in float64 on the device of ``a``, returned on the CPU."""
+    return (a.double().T @ b.double()).cpu()
+
+
+def _gram_root(gram: torch.Tensor, n: int, side: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """VecMap's whitening ``(m^T m)^(-1/2)`` and its inverse ``(m^T m)^(1/2)``, float64.
+
+    With ``m = U S V^T`` (the ``n`` dictionary rows of one side), VecMap whitens with
+    ``V S^-1 V^T`` and de-whitens with the inverse ``V S V^T``; both come from the
+    eigendecomposition ``m^T m = V S^2 V^T`` (no explicit inverse). A matrix of numerical
+    rank below d (fewer than d pairs, or dependent ones: smallest singular value below
+    ``SINGULAR_RTOL`` times the largest) would make ``S^-1`` blow up; rather than return
+    inf/NaN as the tool does or silently regularise, this raises :class:`InputError`.
+    """
+    d = gram.shape[0]
+    with _one_thread():
+        evals, evecs = torch.linalg.eigh(gram)
+    s = evals.clamp_min(0).sqrt()
+    smax = float(s.max())
+    rank = int((s > SINGULAR_RTOL * smax).sum()) if smax > 0 else 0
+    if rank < d:
+        raise InputError(
+            f"{side} side of the dictionary: whitening needs at least d={d} linearly "
+            f"independent dictionary pairs; got {n} pairs (numerical rank {rank}). Use a "
+            "larger dictionary, self-learning, or a mapping without whitening (orthogonal)"
+        )
+    return (evecs / s) @ evecs.T, (evecs * s) @ evecs.T
+
+
+def _procrustes(xs: torch.Tensor, zs: torch.Tensor) -> torch.Tensor:
+    """VecMap's orthogonal mapping ``W = V U^T`` with ``zs^T xs = U S V^T`` (CPU float64)."""
+    with _one_thread():
+        u, _s, vt = torch.linalg.svd(_cross(zs, xs))
+    return vt.T @ u.T
+
+
+def _unconstrained(xs: torch.Tensor, zs: torch.Tensor) -> torch.Tensor:
+    """Least squares ``(xs^T xs)^-1 xs^T zs`` (CPU float64); InputError if singular."""
+    gram = _cross(xs, xs)
+    _gram_root(gram, xs.shape[0], "source")  # the same rank condition and message
+    with _one_thread():
+        return torch.linalg.solve(gram, _cross(xs, zs))
+
+
+def _advanced(
+    xs: torch.Tensor, zs: torch.Tensor, args: VecMapArgs
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The AAAI 2018 multi-step mapping as two (CPU float64) transforms: source, target.
+
+    Only d x d products of the dictionary rows are needed: the whitened cross-covariance
+    ``(xs wx1)^T (zs wz1)`` is ``wx1^T (xs^T zs) wz1``.
+    """
+    d = xs.shape[1]
+    cross = _cross(xs, zs)
+    eye = torch.eye(d, dtype=torch.float64)
+    wx1 = wx1_inv = wz1 = wz1_inv = eye
+    if args.whiten:  # STEP 1: whitening
+        wx1, wx1_inv = _gram_root(_cross(xs, xs), xs.shape[0], "source")
+        wz1, wz1_inv = _gram_root(_cross(zs, zs), zs.shape[0], "target")
+    # STEP 2: orthogonal mapping of both (whitened) sides onto a common space
+    with _one_thread():
+        wx2, s, wz2_t = torch.linalg.svd(wx1.T @ cross @ wz1)
+    wz2 = wz2_t.T
+    # STEP 3: re-weighting (columns scaled by powers of the singular values)
+    src = (wx1 @ wx2) * s**args.src_reweight
+    trg = (wz1 @ wz2) * s**args.trg_reweight
+    # STEP 4: de-whitening, by either side's whitening expressed in the mapped basis
+    dewhite = {"src": wx2.T @ wx1_inv @ wx2, "trg": wz2.T @ wz1_inv @ wz2}
+    if args.src_dewhiten:
+        src = src @ dewhite[args.src_dewhiten]
+    if args.trg_dewhiten:
+        trg = trg @ dewhite[args.trg_dewhiten]
+    # STEP 5: dimensionality reduction
+    if args.dim_reduction > 0:
+        src, trg = src[:, : args.dim_reduction], trg[:, : args.dim_reduction]
+    return src, trg
+
+
+def _sqrt_similarity(m: torch.Tensor) -> torch.Tensor:
+    """``sqrt(m m^T) = U S U^T`` for ``m = U S V^T``, computed in float64.
+
+    VecMap takes the SVD of the (n x d) ``m``; here ``U S = m V`` and ``U = m V S^-1``
+    come from the eigendecomposition of the d x d ``m^T m = V S^2 V^T``, which is the
+    same matrix for a fraction of the cost. Components with ``s`` below 1e-12 of the
+    largest add nothing measurable to ``U S U^T`` and are left out, so nothing is
+    divided by a near-zero value.
+    """
+    m64 = m.double()
+    with _one_thread():
+        evals, evecs = torch.linalg.eigh((m64.T @ m64).cpu())
+    s = evals.clamp_min(0).sqrt()
+    keep = s > 1e-12 * s.max()
+    us = m64 @ evecs[:, keep].to(m.device)  # U S
+    return (us / s[keep].to(m.device)) @ us.T
+
+
+def _unsupervised_init(
+    x: torch.Tensor, z: torch.Tensor, args: VecMapArgs
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """ACL 2018 initialisation: match words by their sorted similarity distributions.
+
+    ``sqrt(X X^T)`` of the first ``unsupervised_vocab`` words of each side, rows sorted,
+    normalised as the embeddings, compared by dot product (CSLS when set), then the
+    dictionary of nearest neighbours in ``direction``.
+    """
+    n = min(x.shape[0], z.shape[0])
+    if args.unsupervised_vocab > 0:
+        n = min(n, args.unsupervised_vocab)
+    sims = []
+    for m in (x[:n], z[:n]):
+        msim = _sqrt_similarity(m).to(x.dtype).sort(dim=1).values
+        sims.append(_normalize_(msim, args.normalize))
+    xsim, zsim = sims
+    sim = xsim @ zsim.T
+    del sims, xsim, zsim
+    if args.csls_neighborhood > 0:
+        knn_fwd = _topk_mean(sim, args.csls_neighborhood, dim=1)
+        knn_bwd = _topk_mean(sim, args.csls_neighborhood, dim=0)
+        sim -= knn_fwd[:, None] / 2 + knn_bwd[None, :] / 2
+    ar = torch.arange(n, device=x.device)
+    if args.direction == "forward":
+        return ar, sim.argmax(dim=1)
+    if args.direction == "backward":
+        return sim.argmax(dim=0), ar
+    return torch.cat([ar, sim.argmax(dim=0)]), torch.cat([sim.argmax(dim=1), ar])
+
+
+def _seed_dictionary(
+    x: torch.Tensor,
+    z: torch.Tensor,
+    args: VecMapArgs,
+    src_words: Sequence[str],
+    trg_words: Sequence[str],
+    dictionary: Any,
+    stats: dict[str, Any],
+) -> tuple[torch.Tensor, torch.Tensor]:
+    dev = x.device
+    src_index = {w: i for i, w in enumerate(src_words)}
+    trg_index = {w: i for i, w in enumerate(trg_words)}
+    src: list[int] = []
+    trg: list[int] = []
+    if args.init == "unsupervised":
+        s, t = _unsupervised_init(x, z, args)
+        stats.update(pairs_given=0, pairs_in_vocabulary=0)
+        return s, t
+    if args.init == "dictionary":
+        if dictionary is None:
+            raise ConfigError(
+                f"vecmap init='dictionary' (recipe {args.recipe!r}) needs a dictionary of "
+                "(source word, target word) pairs"
+            )
+        given = 0
+        oov: list[tuple[str, str]] = []
+        for pair in _seed_pairs(dictionary):
+            given += 1
+            if isinstance(pair, str) or len(pair) != 2:
+                raise InputError(
+                    f"seed dictionary entry {given}: expected a (source, target) pair, got {pair!r}"
+                )
+            s_word, t_word = pair
+            if s_word in src_index and t_word in trg_index:
+                src.append(src_index[s_word])
+                trg.append(trg_index[t_word])
+            else:
+                oov.append((s_word, t_word))
+        stats.update(pairs_given=given, pairs_in_vocabulary=len(src))
+        if not given:
+            raise InputError("the seed dictionary is empty; expected (source, target) pairs")
+        if not src:
+            raise InputError(
+                f"none of the {given} seed dictionary pair(s) has both words in the "
+                f"vocabularies (source {len(src_words)} words, target {len(trg_words)}); "
+                f"e.g. {oov[:3]}"
+            )
+        if oov:
+            log.warning(
+                "vecmap: %d of %d seed dictionary pairs dropped, a word out of vocabulary "
+                "(e.g. %s); %d used",
+                len(oov),
+                given,
+                oov[:3],
+                len(src),
+            )
+    else:
+        if args.init == "identical":
+            shared = [w for w in src_words if w in trg_index]
+            what = "identical words"
+        else:
+            numeral = re.compile(r"^[0-9]+$")
+            shared = [w for w in src_words if numeral.match(w) and w in trg_index]
+            what = "numerals ([0-9]+) present on both sides"
+        if not shared:
+            raise InputError(f"vecmap init={args.init!r}: the vocabularies share no {what}")
+        src = [src_index[w] for w in shared]
+        trg = [trg_index[w] for w in shared]
+        stats.update(pairs_given=len(src), pairs_in_vocabulary=len(src))
+    as_t = lambda v: torch.as_tensor(v, dtype=torch.long, device=dev)  # noqa: E731
+    return as_t(src), as_t(trg)
+
+
+class _Inducer:
+    """Batched dictionary induction, VecMap's arithmetic in three passes instead of four.
+
+    VecMap computes ``xw @ zw.T`` twice (the backward CSLS term, then the forward
+    retrieval) and ``zw @ xw.T`` twice; here the source pass yields both the forward
+    retrieval and the backward CSLS term from the same block, so one pass is saved with
+    identical results (same values, same order of random draws). Memory: one
+    ``(batch_size, max(C_src, C_trg))`` similarity block on the device and a float32 block
+    of that size on the CPU for the dropout's random numbers (plus a boolean copy on GPU).
+    """
+
+    def __init__(
+        self,
+        args: VecMapArgs,
+        src_size: int,
+        trg_size: int,
+        dtype: torch.dtype,
+        device: torch.device,
+    ):
+        self.args = args
+        self.generator = torch.Generator().manual_seed(args.seed)
+        rows = min(args.batch_size, max(src_size, trg_size))
+        self.block = torch.empty(rows * max(src_size, trg_size), dtype=dtype, device=device)
+        self._rand: torch.Tensor | None = None
+
+    def _sims(self, q: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        out = self.block[: q.shape[0] * keys.shape[0]].view(q.shape[0], keys.shape[0])
+        return torch.mm(q, keys.T, out=out)
+
+    def _batches(self, n: int) -> Iterator[tuple[int, int]]:
+        for i in range(0, n, self.args.batch_size):
+            yield i, min(i + self.args.batch_size, n)
+
+    def _drop(self, sims: torch.Tensor, keep_prob: float) -> None:
+        """VecMap's dropout: similarities are zeroed with probability ``1 - keep_prob``."""
+        p = 1.0 - keep_prob
+        if p <= 0.0:
+            return
+        n = sims.numel()
+        if self._rand is None or self._rand.numel() < n:
+            self._rand = torch.empty(n, dtype=torch.float32)
+        rand = self._rand[:n].view(sims.shape)
+        torch.rand(sims.shape, generator=self.generator, out=rand)
+        if sims.device.type == "cpu":
+            sims.mul_(rand.ge_(p))  # 1.0 where kept, 0.0 where dropped
+        else:
+            sims.mul_((rand >= p).to(sims.device))
+
+    def _retrieve(
+        self,
+        sims: torch.Tensor,
+        knn_keys: torch.Tensor,
+        keep_prob: float,
+        best_sim: torch.Tensor,
+        best_ind: torch.Tensor,
+    ) -> None:
+        torch.amax(sims, dim=1, out=best_sim)
+        sims -= knn_keys / 2  # with the query's own (constant) term, VecMap's CSLS for NN
+        self._drop(sims, keep_prob)
+        torch.argmax(sims, dim=1, out=best_ind)
+
+    def induce(
+        self, xw: torch.Tensor, zw: torch.Tensor, keep_prob: float
+    ) -> tuple[torch.Tensor | None, ...]:
+        """(best forward sims, forward targets, best backward sims, backward sources)."""
+        k = self.args.csls_neighborhood
+        fwd = self.args.direction in ("forward", "union")
+        bwd = self.args.direction in ("backward", "union")
+        ns, nt = xw.shape[0], zw.shape[0]
+        new = lambda n, dt=xw.dtype: torch.zeros(n, dtype=dt, device=xw.device)  # noqa: E731
+        knn_src, knn_trg = new(ns), new(nt)
+        fwd_sim = trg_fwd = bwd_sim = src_bwd = None
+        if fwd and k > 0:
+            for i, j in self._batches(nt):
+                knn_trg[i:j] = _topk_mean(self._sims(zw[i:j], xw), k)
+        if fwd or k > 0:
+            if fwd:
+                fwd_sim, trg_fwd = new(ns), new(ns, torch.long)
+            for i, j in self._batches(ns):
+                sims = self._sims(xw[i:j], zw)
+                if bwd and k > 0:
+                    knn_src[i:j] = _topk_mean(sims, k)
+                if fwd:
+                    self._retrieve(sims, knn_trg, keep_prob, fwd_sim[i:j], trg_fwd[i:j])
+        if bwd:
+            bwd_sim, src_bwd = new(nt), new(nt, torch.long)
+            for i, j in self._batches(nt):
+                sims = self._sims(zw[i:j], xw)
+                self._retrieve(sims, knn_src, keep_prob, bwd_sim[i:j], src_bwd[i:j])
+        return fwd_sim, trg_fwd, bwd_sim, src_bwd
+
+
+def _min_total_iterations(done: int, since: int, keep_prob: float, args: VecMapArgs) -> int:
+    """Fewest iterations the run can take from here, if the objective never improves again."""
+    stages = 0
+    p = keep_prob
+    while p < 1.0:
+        p = min(1.0, p * args.stochastic_multiplier)
+        stages += 1
+    total = done + max(args.stochastic_interval - since, 0) + stages * args.stochastic_interval
+    return min(total, args.max_iterations) if args.max_iterations else total
+
+
+def map_embeddings(
+    x: np.ndarray,
+    z: np.ndarray,
+    args: VecMapArgs,
+    *,
+    src_words: Sequence[str],
+    trg_words: Sequence[str],
+    dictionary: Iterable[tuple[str, str]] | AbcMapping[str, Iterable[str]] | None = None,
+    device: Any = None,
+    progress: bool = True,
+) -> Mapping:
+    """Map source ``x`` and target ``z`` (raw, rows in frequency order) as VecMap does.
+
+    ``dictionary``: (source word, target word) pairs, or a word -> translations mapping
+    as :func:`xlalign.evaluation.bli.read_dictionary` returns, for ``init="dictionary"``; pairs with
+    a word out of vocabulary are dropped (one warning line with the count), none in
+    vocabulary raises :class:`InputError`. Raises :class:`InputError` for spaces of
+    different dimension, non-finite values or zero vectors (in the input or after
+    normalisation), naming the side and the first word, and for a singular whitening.
+
+    Memory, besides the caller's arrays (``s`` bytes per value of ``dtype``, ``n`` words
+    per side, ``d`` dims, ``C`` the vocabulary cut-off or ``n``, ``B`` the batch size,
+    ``U`` the unsupervised vocabulary): the normalised copies of both spaces, ``2 n d s``;
+    during self-learning one ``B x C`` similarity block (``B C s``), the dropout's float32
+    random numbers on the CPU (``4 B C``; plus a ``B C`` byte mask on a GPU), the
+    dictionary rows gathered in ``dtype`` and float64 (``2 * 2C d (s + 8)``) and the
+    mapped source prefix (``C d s``); the unsupervised initialisation about
+    ``(4 s + 16) U^2``. Peak for 200k words x 300 dims in float32 with the recipes'
+    ``C = 20000`` and ``B = 10000``: 0.48 GB + 0.8 GB + 0.8 GB + 0.29 GB, about 2.4 GB;
+    ``B`` is the knob (the block and the random numbers scale with ``B C``).
+    """
+    t_start = time.perf_counter()
+    dev = resolve_device(device)
+    dtype = DTYPES[args.dtype]
+    x, z = np.asarray(x), np.asarray(z)
+    src_words, trg_words = list(src_words), list(trg_words)
+    _check_inputs(x, z, src_words, trg_words)
+    d = x.shape[1]
+    if args.dim_reduction > d:
+        raise ConfigError(f"vecmap.dim_reduction: {args.dim_reduction} exceeds the dimension {d}")
+    xt = _normalize_(torch.tensor(x, dtype=dtype, device=dev), args.normalize)
+    zt = _normalize_(torch.tensor(z, dtype=dtype, device=dev), args.normalize)
+    _check_zero_after(xt, src_words, "source", args.normalize)
+    _check_zero_after(zt, trg_words, "target", args.normalize)
+
+    stats: dict[str, Any] = {"recipe": args.recipe, "args": asdict(args), "device": str(dev)}
+    src_idx, trg_idx = _seed_dictionary(xt, zt, args, src_words, trg_words, dictionary, stats)
+    stats["seed_pairs"] = len(src_idx)
+    stats["init_seconds"] = time.perf_counter() - t_start
+
+    src_size = (
+        x.shape[0] if args.vocabulary_cutoff <= 0 else min(x.shape[0], args.vocabulary_cutoff)
+    )
+    trg_size = (
+        z.shape[0] if args.vocabulary_cutoff <= 0 else min(z.shape[0], args.vocabulary_cutoff)
+    )
+    inducer = _Inducer(args, src_size, trg_size, dtype, dev) if args.self_learning else None
+
+    best_objective = -100.0
+    it = 1
+    last_improvement = 0
+    keep_prob = args.stochastic_initial
+    end = not args.self_learning
+    capped = False
+    objectives: list[float] = []
+    keep_probs: list[float] = []
+    seconds: list[float] = []
+    bar = tqdm(
+        desc="vecmap self-learning",
+        unit="it",
+        total=_min_total_iterations(0, 0, keep_prob, args),
+        disable=not (progress and args.self_learning),
+        dynamic_ncols=True,
+    )
+    try:
+        while True:
+            t_it = time.perf_counter()
+            if it - last_improvement > args.stochastic_interval:
+                if keep_prob >= 1.0:
+                    end = True
+                keep_prob = min(1.0, args.stochastic_multiplier * keep_prob)
+                last_improvement = it
+            if not end and args.max_iterations and it > args.max_iterations:
+                end = capped = True
+
+            # Mapping: orthogonal while self-learning, the chosen mapping at the end.
+            if args.orthogonal or not end:
+                src_t = _procrustes(xt[src_idx], zt[trg_idx])
+                trg_t = torch.eye(d, dtype=torch.float64)
+            elif args.unconstrained:
+                src_t = _unconstrained(xt[src_idx], zt[trg_idx])
+                trg_t = torch.eye(d, dtype=torch.float64)
+            else:
+                src_t, trg_t = _advanced(xt[src_idx], zt[trg_idx], args)
+            if end:
+                break
+
+            # Self-learning: induce the dictionary (trg_t is the identity here).
+            xw = xt[:src_size] @ src_t.to(dev, dtype)
+            zw = zt[:trg_size]
+            assert inducer is not None
+            fwd_sim, trg_fwd, bwd_sim, src_bwd = inducer.induce(xw, zw, keep_prob)
+            ar_src = torch.arange(src_size, device=dev)
+            ar_trg = torch.arange(trg_size, device=dev)
+            if args.direction == "forward":
+                src_idx, trg_idx = ar_src, trg_fwd
+                objective = float(fwd_sim.double().mean())
+            elif args.direction == "backward":
+                src_idx, trg_idx = src_bwd, ar_trg
+                objective = float(bwd_sim.double().mean())
+            else:
+                src_idx = torch.cat([ar_src, src_bwd])
+                trg_idx = torch.cat([trg_fwd, ar_trg])
+                objective = (float(fwd_sim.double().mean()) + float(bwd_sim.double().mean())) / 2
+            if objective - best_objective >= args.threshold:
+                last_improvement = it
+                best_objective = objective
+            objectives.append(objective)
+            keep_probs.append(keep_prob)
+            seconds.append(time.perf_counter() - t_it)
+            bar.total = max(it, _min_total_iterations(it, it - last_improvement, keep_prob, args))
+            bar.set_postfix(objective=f"{objective:.4f}", keep=f"{keep_prob:.2f}", refresh=False)
+            bar.update(1)
+            it += 1
+    finally:
+        bar.close()
+
+    if capped:
+        log.warning(
+            "vecmap: self-learning stopped by max_iterations=%d before convergence "
+            "(keep probability %.3g)",
+            args.max_iterations,
+            keep_prob,
+        )
+    stats.update(
+        pairs_used=len(src_idx),
+        iterations=len(objectives),
+        objective=objectives,
+        keep_prob=keep_probs,
+        iteration_seconds=seconds,
+        stopped_by_cap=capped,
+        seconds=time.perf_counter() - t_start,
+    )
+    log.info(
+        "vecmap %s: %d iteration(s), final dictionary %d pairs, %.1fs on %s",
+        args.recipe or "custom",
+        stats["iterations"],
+        stats["pairs_used"],
+        stats["seconds"],
+        dev,
+    )
+    return Mapping(
+        src_transform=src_t.cpu().numpy(),
+        trg_transform=trg_t.cpu().numpy(),
+        normalize=args.normalize,
+        src_indices=src_idx.cpu().numpy(),
+        trg_indices=trg_idx.cpu().numpy(),
+        stats=stats,
+    )
+
+
+__all__ = [
+    "RECIPES",
+    "Mapping",
+    "VecMapArgs",
+    "apply",
+    "map_embeddings",
+    "normalize",
+    "recipe_args",
+    "to_hub",
+]

@@ -1,0 +1,1 @@
+"""Result tables in the papers' layout."""

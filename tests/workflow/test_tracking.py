@@ -1,0 +1,141 @@
+"""MLflow mirroring: parents and children, idempotent re-runs, concurrent writers."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+from pathlib import Path
+
+import pytest
+
+mlflow = pytest.importorskip("mlflow")
+from mlflow.tracking import MlflowClient  # noqa: E402
+
+from xlalign.workflow.tracking import JobRecord, mirror, read_benchmark, split_stats  # noqa: E402
+
+
+def _write(path: Path, obj: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj), encoding="utf-8")
+    return path
+
+
+def _mirror(tmp: Path, seed: int, records: list[JobRecord], config_hash: str = "abc123") -> dict:
+    return mirror(
+        records,
+        uri=f"sqlite:///{tmp / 'mlflow.db'}",
+        experiment="xlalign/test",
+        artifact_location=tmp / "artifacts",
+        parent_name=f"test/seed{seed}",
+        parent_tags={"config_hash": config_hash, "seed": str(seed), "languages": "en,de"},
+        parent_params={"seed": seed, "languages": "en,de"},
+        summary_path=tmp / f"summary{seed}.json",
+    )
+
+
+def _runs(tmp: Path) -> list:
+    client = MlflowClient(f"sqlite:///{tmp / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("xlalign/test")
+    return client.search_runs([exp.experiment_id], max_results=1000)
+
+
+def test_split_stats() -> None:
+    metrics, params, curves = split_stats(
+        {
+            "language": "de",
+            "sentences_out": 12,
+            "per_filter": {"short": 3, "single": 1},
+            "tool": None,
+            "ok": True,
+            "rate": float("nan"),
+            "sources": [{"type": "bible"}],
+            "curves": {"loss": [3, 2.5, 2]},
+        }
+    )
+    assert metrics == {"sentences_out": 12.0, "per_filter.short": 3.0, "per_filter.single": 1.0}
+    assert params["language"] == "de" and params["ok"] == "True" and params["tool"] == "None"
+    assert json.loads(params["sources"]) == [{"type": "bible"}]
+    assert curves == {"curve.loss": [3.0, 2.5, 2.0]}
+
+
+def test_read_benchmark(tmp_path: Path) -> None:
+    b = tmp_path / "b.tsv"
+    b.write_text("s\th:m:s\tmax_rss\tmean_load\n1.5\t0:00:01\t120.3\tNA\n", encoding="utf-8")
+    assert read_benchmark(b) == {"bench.s": 1.5, "bench.max_rss": 120.3}
+
+
+def test_parent_children_and_idempotent_rerun(tmp_path: Path) -> None:
+    s_en = _write(tmp_path / "sample" / "en.json", {"language": "en", "paragraphs_out": 10})
+    s_de = _write(tmp_path / "sample" / "de.json", {"language": "de", "paragraphs_out": 7})
+    recs = [
+        JobRecord("sample/en", "sample", s_en, "en"),
+        JobRecord("sample/de", "sample", s_de, "de"),
+    ]
+    first = _mirror(tmp_path, 1, recs)
+    assert first["parent_created"] is True
+    runs = _runs(tmp_path)
+    assert len(runs) == 3
+    children = [r for r in runs if r.data.tags.get("xlalign.kind") == "job"]
+    parent = next(r for r in runs if r.data.tags.get("xlalign.kind") == "parent")
+    assert {c.data.tags["mlflow.parentRunId"] for c in children} == {parent.info.run_id}
+    by_job = {c.data.tags["xlalign.job"]: c for c in children}
+    assert by_job["sample/de"].data.metrics["paragraphs_out"] == 7
+    assert by_job["sample/de"].data.tags["xlalign.language"] == "de"
+    assert by_job["sample/de"].data.tags["xlalign.stage"] == "sample"
+    assert parent.data.tags["xlalign.seed"] == "1"
+
+    # Same files again: nothing new.
+    second = _mirror(tmp_path, 1, recs)
+    assert second["parent_created"] is False
+    assert {v["action"] for v in second["children"].values()} == {"unchanged"}
+    assert len(_runs(tmp_path)) == 3
+
+    # One job re-ran with new numbers: its child is replaced, not duplicated.
+    _write(s_de, {"language": "de", "paragraphs_out": 8})
+    third = _mirror(tmp_path, 1, recs)
+    assert third["children"]["sample/de"]["action"] == "replaced"
+    active = _runs(tmp_path)
+    assert len(active) == 3
+    de = [r for r in active if r.data.tags.get("xlalign.job") == "sample/de"]
+    assert len(de) == 1 and de[0].data.metrics["paragraphs_out"] == 8
+
+    # Another config hash is another parent.
+    _mirror(tmp_path, 1, recs, config_hash="other")
+    assert len(_runs(tmp_path)) == 6
+
+
+def test_curves_become_metric_history(tmp_path: Path) -> None:
+    s = _write(tmp_path / "x.json", {"curves": {"loss": [4.0, 3.0, 2.5]}, "epochs": 3})
+    summary = _mirror(tmp_path, 1, [JobRecord("extract/en", "extract", s, "en")])
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    rid = summary["children"]["extract/en"]["run_id"]
+    hist = client.get_metric_history(rid, "curve.loss")
+    assert [(m.step, m.value) for m in sorted(hist, key=lambda m: m.step)] == [
+        (0, 4.0),
+        (1, 3.0),
+        (2, 2.5),
+    ]
+
+
+def _worker(args: tuple[str, int]) -> str:
+    tmp, seed = args
+    tmp_path = Path(tmp)
+    recs = []
+    for i in range(15):
+        s = _write(tmp_path / f"seed{seed}" / f"job{i}.json", {"value": i * seed, "lang": "en"})
+        recs.append(JobRecord(f"job/{i}", "segment", s, "en"))
+    return _mirror(tmp_path, seed, recs)["parent_run_id"]
+
+
+def test_concurrent_writers_do_not_corrupt_or_duplicate(tmp_path: Path) -> None:
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(4) as pool:
+        parents = pool.map(_worker, [(str(tmp_path), s) for s in (1, 2, 3, 4, 1, 2, 3, 4)])
+    assert len(set(parents)) == 4  # the same seed found its parent again
+    runs = _runs(tmp_path)
+    assert len(runs) == 4 + 4 * 15
+    for r in runs:
+        if r.data.tags.get("xlalign.kind") == "job":
+            seed = int(r.data.tags["xlalign.seed"])
+            i = int(r.data.tags["xlalign.job"].split("/")[1])
+            assert r.data.metrics["value"] == i * seed
