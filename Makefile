@@ -9,7 +9,7 @@ STAMP := $(VENV)/.xlalign-installed
 CORES ?= 2
 CONFIG ?= config/config.yaml
 
-.PHONY: run test setup lint system-packages clean-results
+.PHONY: run test test-fast setup lint system-packages clean-results
 
 setup: $(STAMP)
 
@@ -42,6 +42,10 @@ run: setup
 
 test: setup
 	$(BIN)/pytest
+
+# Everything but the end-to-end workflow runs (tests/e2e), for a quick check while editing.
+test-fast: setup
+	$(BIN)/pytest --ignore=tests/e2e
 
 lint: setup
 	$(BIN)/ruff check .

@@ -5,9 +5,15 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-# The configuration: `--configfile` (e.g. config/paper.yaml) *replaces* the embedded default
-# config/config.yaml instead of being merged into it (see common.smk); validated there.
-include: "workflow/rules/common.smk"
+# Shared helpers first, by concern: set-up (the library's path, the configuration,
+# validated before any job runs: `--configfile` *replaces* the embedded default
+# config/config.yaml instead of being merged into it; constants, wildcard constraints),
+# paths, job sizes (threads and resources) and the tracking manifest.
+include: "workflow/rules/common/setup.smk"
+include: "workflow/rules/common/paths.smk"
+include: "workflow/rules/common/jobsizes.smk"
+include: "workflow/rules/common/tracking.smk"
+# The rules, each stage after the stages it reads from.
 include: "workflow/rules/resources.smk"
 include: "workflow/rules/download.smk"
 include: "workflow/rules/sample.smk"

@@ -69,8 +69,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from xlalign.core.device import resolve_device
 from xlalign.evaluation.bli import evaluate_bli
-from xlalign.encoders.contextual import resolve_device
 from xlalign.mapping.vecmap import (
     VecMapArgs,
     _seed_dictionary,  # the seed both sides start from (private: a benchmark of our own)

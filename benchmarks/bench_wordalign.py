@@ -1,5 +1,5 @@
-"""Benchmark of chunked word alignment (xlalign.wordalign.eflomal.align_corpus) against eflomal called
-directly on the whole corpus, side by side on the same machine and data.
+"""Benchmark of chunked word alignment (xlalign.wordalign.eflomal.align_corpus) against
+eflomal called directly on the whole corpus, side by side on the same machine and data.
 
 Data: a synthetic parallel corpus of ``--pairs`` pairs (default 20,000) with known gold
 links, or a real corpus TSV (``--corpus``, header ``id, source, target``, tokens
@@ -74,10 +74,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from xlalign.wordalign.aer import score
 from xlalign.corpus.parallel import read_parallel
-from xlalign.wordalign.symmetrize import Link, format_pharaoh, parse_pharaoh, read_pharaoh, symmetrize
+from xlalign.wordalign.aer import score
 from xlalign.wordalign.eflomal import AlignmentPaths, AlignOptions, align_corpus, eflomal_version
+from xlalign.wordalign.symmetrize import (
+    Link,
+    format_pharaoh,
+    parse_pharaoh,
+    read_pharaoh,
+    symmetrize,
+)
 
 HEURISTIC = "grow-diag-final-and"
 SAMPLE_S = 0.02

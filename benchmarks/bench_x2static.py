@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from xlalign.corpus.vocab import build_vocab
 from xlalign.evaluation.bli import evaluate_bli, random_baseline, read_dictionary
 from xlalign.static.teacher import TeacherCache, build_teacher_cache
-from xlalign.corpus.vocab import build_vocab
 from xlalign.static.x2static import X2StaticArgs, train_x2static
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from xlalign.evaluation.bli import evaluate_bli, load_space, random_baseline, read_dictionary
+from xlalign.evaluation.bli import evaluate_bli, random_baseline, read_dictionary
+from xlalign.static.vectors import load_space
 
 DICTS = {
     "de": "en-de.freedict.txt",
@@ -38,8 +39,8 @@ def main() -> None:
             src, tgt = root / method / "en.vec", root / method / f"{lang}.vec"
             if not (src.exists() and tgt.exists()):
                 continue
-            sw, sv = load_space(src)
-            tw, tv = load_space(tgt)
+            (sw, sv), _ = load_space(src)
+            (tw, tv), _ = load_space(tgt)
             r = evaluate_bli(sw, sv, tw, tv, dic)
             rnd = random_baseline(len(tw))["p@1"]
             print(

@@ -1,27 +1,11 @@
-"""Fixtures shared across test modules."""
+"""Root of the test suite.
 
-from __future__ import annotations
+Tests mirror the packages of src/xlalign (tests/<package>/test_*.py), with the end-to-end
+workflow runs apart in tests/e2e (their fixtures in tests/e2e/conftest.py) and checks of
+the repository itself in tests/repo. Test module basenames are unique across directories.
 
-import os
-from pathlib import Path
-
-import pytest
-
-
-@pytest.fixture(scope="session")
-def embedded_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The whole embedded default (config/config.yaml) run locally from nothing, once.
-
-    ~15-20 min on 2 idle cores. test_embedded_default checks it; test_slurm re-runs a
-    slice of it on a real Slurm and compares.
-    """
-    from test_workflow import snakemake
-
-    # For working on the tests that use it: XLALIGN_EMBEDDED_RUN=<a checkout where `make
-    # run` finished> reuses that run instead (never set in CI).
-    reuse = os.environ.get("XLALIGN_EMBEDDED_RUN")
-    if reuse:
-        return Path(reuse).resolve()
-    work = tmp_path_factory.mktemp("embedded")
-    snakemake(work, "--cores", "2", "all", timeout=3600)
-    return work
+Shared helpers are plain modules next to this file (httpserver.py, tiny_encoder.py,
+synthetic_cache.py), imported by name: under pytest's default ``prepend`` import mode this
+conftest puts tests/ on sys.path, as each test module's own directory is. Test modules
+never import one another across directories.
+"""

@@ -18,11 +18,16 @@ Faults, per path (all optional, combinable):
 
 Paths are matched without their query string; unknown paths answer 404. Every request is
 logged in ``.requests`` (method, path, query, Range header, status answered).
+
+:func:`hf_server_files` lays out a Hugging Face Hub model repository (the API's file list
+and the resolve URLs at :data:`HF_SHA`) as files for :func:`serve`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import re
 import threading
 from collections.abc import Iterator
@@ -201,3 +206,23 @@ def serve(
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)
+
+
+#: The commit every repository of :func:`hf_server_files` is at.
+HF_SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+def hf_server_files(repo: str, files: dict[str, bytes]) -> dict[str, bytes]:
+    """Served paths of a Hub model repository ``repo`` holding ``files`` (name -> bytes):
+    ``/api/models/<repo>/revision/main`` (sha and siblings, with LFS size and sha256 of
+    the safetensors) and ``/<repo>/resolve/<HF_SHA>/<name>``."""
+    siblings = []
+    for name, data in files.items():
+        entry: dict[str, object] = {"rfilename": name}
+        if name.endswith(".safetensors"):
+            entry["lfs"] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+        siblings.append(entry)
+    api = json.dumps({"id": repo, "sha": HF_SHA, "siblings": siblings}).encode()
+    served = {f"/api/models/{repo}/revision/main": api}
+    served.update({f"/{repo}/resolve/{HF_SHA}/{name}": data for name, data in files.items()})
+    return served

@@ -1,9 +1,27 @@
-"""A tiny random BERT with a WordPiece tokenizer covering given texts, for workflow tests."""
+"""Tiny random BERT encoders for tests, built on the spot (no real encoder, no network).
+
+- :func:`make_tiny_encoder`: a WordPiece tokenizer covering given texts (whole words and
+  single characters), for workflow and CLI runs on small corpora.
+- :func:`make_fixed_vocab_encoder`: a hand-written WordPiece vocabulary (:data:`TINY_VOCAB`)
+  whose subword splits are known, with :func:`reference_vectors`, the brute-force word
+  vectors of the full model, for the contextual, teacher and aggregation unit tests.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+
+import numpy as np
+
+#: WordPiece vocabulary of :func:`make_fixed_vocab_encoder` (ids = positions).
+TINY_VOCAB = [
+    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
+    "the", "cat", "dog", "sat", "on", "mat", "a", "big", "small", "red", "sun",
+    "moon", "run", "ran", "and", "un", "##believ", "##able", "##s", "##ing", ".", ",",
+]  # fmt: skip
+TINY_LAYERS = 3
+TINY_DIM = 16
 
 
 def make_tiny_encoder(out_dir: Path, texts: Iterable[str], *, layers: int = 2) -> Path:
@@ -35,3 +53,49 @@ def make_tiny_encoder(out_dir: Path, texts: Iterable[str], *, layers: int = 2) -
     )
     BertModel(cfg, add_pooling_layer=False).save_pretrained(out_dir)
     return out_dir
+
+
+def make_fixed_vocab_encoder(path: Path, *, seed: int = 0) -> Path:
+    """Write a random 3-layer BertModel and a lowercasing WordPiece tokenizer over
+    :data:`TINY_VOCAB` to ``path``."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizer
+
+    torch.manual_seed(seed)
+    config = BertConfig(
+        vocab_size=len(TINY_VOCAB),
+        hidden_size=TINY_DIM,
+        num_hidden_layers=TINY_LAYERS,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    BertModel(config, add_pooling_layer=False).save_pretrained(path)
+    tok = BertTokenizer(vocab={w: i for i, w in enumerate(TINY_VOCAB)}, do_lower_case=True)
+    tok.model_max_length = 64
+    tok.save_pretrained(path)
+    return path
+
+
+def reference_vectors(
+    encoder_dir: Path, words: list[str], layer: int, pooling: str = "mean"
+) -> np.ndarray:
+    """Brute force: the *full* model on one sentence, ``hidden_states[layer]``, pooled by hand."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(encoder_dir, local_files_only=True)
+    model = AutoModel.from_pretrained(encoder_dir, local_files_only=True).eval()
+    enc = tok([words], is_split_into_words=True, return_tensors="pt")
+    with torch.inference_mode():
+        hidden = model(**enc, output_hidden_states=True).hidden_states[layer][0].numpy()
+    wid = enc.word_ids(0)
+    out = np.full((len(words), hidden.shape[1]), np.nan, dtype=np.float32)
+    for j in range(len(words)):
+        rows = [t for t, w in enumerate(wid) if w == j]
+        if rows:
+            pick = {"mean": rows, "first": rows[:1], "last": rows[-1:]}[pooling]
+            out[j] = hidden[pick].mean(axis=0)
+    return out

@@ -119,8 +119,8 @@ def test_files_round_trip_and_errors(tmp_path: Path) -> None:
 
 
 def test_build_split_writes_every_part(tmp_path: Path) -> None:
-    from xlalign.dictionaries.split import build_split
     from xlalign.corpus.vocab import Vocab, write_vocab
+    from xlalign.dictionaries.split import build_split
 
     pool = _pool(80)
     (tmp_path / "en-xx.txt").write_text("".join(f"{s} {t}\n" for s, t in pool))

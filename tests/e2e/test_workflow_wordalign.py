@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 from httpserver import serve
-from test_workflow import EN, _corpus, planned_jobs, snakemake
+from snakemake_runner import planned_jobs, snakemake
+from test_workflow import EN, _corpus
 
 from xlalign.wordalign.eflomal import read_aligned_pairs
 

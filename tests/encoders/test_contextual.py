@@ -1,8 +1,8 @@
 """Word-level contextual vectors: truncated encoder, pooling, truncation, length batching.
 
 Everything runs on a tiny random BERT with a hand-written WordPiece vocabulary, built
-here, so the tests need neither the real encoder nor a network. ``make_tiny_encoder`` and
-``reference_vectors`` are imported by the teacher and aggregation tests.
+on the spot (tests/tiny_encoder.py, shared with the teacher and aggregation tests), so the
+tests need neither the real encoder nor a network.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from tiny_encoder import TINY_DIM, make_fixed_vocab_encoder, reference_vectors
 
+from xlalign.core.errors import ConfigError, InputError
 from xlalign.encoders.contextual import (
     WordVectorStats,
     load_truncated_encoder,
@@ -21,69 +23,17 @@ from xlalign.encoders.contextual import (
     untokenizable,
     word_vectors,
 )
-from xlalign.core.errors import ConfigError, InputError
 
-#: WordPiece vocabulary of the tiny encoder (ids = line numbers).
-TINY_VOCAB = [
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
-    "the", "cat", "dog", "sat", "on", "mat", "a", "big", "small", "red", "sun",
-    "moon", "run", "ran", "and", "un", "##believ", "##able", "##s", "##ing", ".", ",",
-]  # fmt: skip
 #: Words of the tiny vocabulary, for random sentences (some split into several subwords).
 SENTENCE_WORDS = [
     "the", "cat", "cats", "dog", "dogs", "sat", "on", "mat", "a", "big", "small", "red",
     "sun", "moon", "running", "ran", "and", "unbelievable", ".", ",", "zebra",
 ]  # fmt: skip
-TINY_LAYERS = 3
-TINY_DIM = 16
-
-
-def make_tiny_encoder(path: Path, *, seed: int = 0) -> Path:
-    """Write a random 3-layer BertModel and a lowercasing WordPiece tokenizer to ``path``."""
-    from transformers import BertConfig, BertModel, BertTokenizer
-
-    torch.manual_seed(seed)
-    config = BertConfig(
-        vocab_size=len(TINY_VOCAB),
-        hidden_size=TINY_DIM,
-        num_hidden_layers=TINY_LAYERS,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=64,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-    )
-    BertModel(config, add_pooling_layer=False).save_pretrained(path)
-    tok = BertTokenizer(vocab={w: i for i, w in enumerate(TINY_VOCAB)}, do_lower_case=True)
-    tok.model_max_length = 64
-    tok.save_pretrained(path)
-    return path
-
-
-def reference_vectors(
-    encoder_dir: Path, words: list[str], layer: int, pooling: str = "mean"
-) -> np.ndarray:
-    """Brute force: the *full* model on one sentence, ``hidden_states[layer]``, pooled by hand."""
-    from transformers import AutoModel, AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(encoder_dir, local_files_only=True)
-    model = AutoModel.from_pretrained(encoder_dir, local_files_only=True).eval()
-    enc = tok([words], is_split_into_words=True, return_tensors="pt")
-    with torch.inference_mode():
-        hidden = model(**enc, output_hidden_states=True).hidden_states[layer][0].numpy()
-    wid = enc.word_ids(0)
-    out = np.full((len(words), hidden.shape[1]), np.nan, dtype=np.float32)
-    for j in range(len(words)):
-        rows = [t for t, w in enumerate(wid) if w == j]
-        if rows:
-            pick = {"mean": rows, "first": rows[:1], "last": rows[-1:]}[pooling]
-            out[j] = hidden[pick].mean(axis=0)
-    return out
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_tiny_encoder(tmp_path_factory.mktemp("enc") / "tiny-bert")
+    return make_fixed_vocab_encoder(tmp_path_factory.mktemp("enc") / "tiny-bert")
 
 
 def _full_hidden(encoder_dir: Path, input_ids: list[int], layer: int) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Data-parallel X2Static: real torchrun runs (gloo on CPU, NCCL on GPUs when there are two).
 
-The teacher cache is the synthetic one of ``test_x2static`` written to disk in the layout
+The teacher cache is the synthetic one of tests/synthetic_cache.py written to disk in the layout
 of :class:`xlalign.static.teacher.TeacherCache`, so the CLI and the workers read it as a real one.
 """
 
@@ -14,17 +14,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from test_x2static import ArrayCache, synthetic
+from synthetic_cache import ArrayCache, synthetic
 
-from xlalign.encoders import distributed
-from xlalign.cli import build_parser, main, x2static_argv, x2static_job
-from xlalign.encoders.distributed import DistContext, launch, world_size_for
+from xlalign.cli import build_parser, main, x2static_job
 from xlalign.core.errors import ToolError
 from xlalign.core.io import read_json, write_json
+from xlalign.corpus.vocab import write_vocab
+from xlalign.encoders import distributed
+from xlalign.encoders.distributed import DistContext, launch, world_size_for
 from xlalign.static.teacher import FORMAT, META_FILE, VERSION, _shard_paths
 from xlalign.static.vectors import read_npy
-from xlalign.corpus.vocab import write_vocab
-from xlalign.static.x2static import X2StaticArgs, X2StaticJob, checkpoint_path, run_x2static_job
+from xlalign.static.x2static import (
+    X2StaticArgs,
+    X2StaticJob,
+    checkpoint_path,
+    run_x2static_job,
+    x2static_argv,
+)
 
 ARGS = X2StaticArgs(
     epochs=2,

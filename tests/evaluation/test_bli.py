@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from xlalign.core.errors import ConfigError, InputError
 from xlalign.evaluation.bli import (
     csls_penalties,
     evaluate_bli,
-    load_space,
     random_baseline,
     read_dictionary,
     unit_rows,
 )
-from xlalign.core.errors import ConfigError, InputError
-from xlalign.static.vectors import write_npy
 
 
 def _brute(src, sv, tgt, tv, dic, k):
@@ -251,32 +248,3 @@ def test_input_errors_name_counts() -> None:
         evaluate_bli(["a"], v[:1], ["b"], v[:1], {"a": ["b"]}, oov="drop")
     with pytest.raises(ConfigError, match="csls_k"):
         evaluate_bli(["a"], v[:1], ["b"], v[:1], {"a": ["b"]}, retrieval="csls", csls_k=0)
-
-
-# --------------------------------------------------------------------------- load_space
-
-
-def test_load_space_checks_nan_zero_rows_and_header(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    p = tmp_path / "en.vec"
-    p.write_text("3 2\na 1 0\nb nan 1\nc 0 1\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"en\.vec: word 'b' \(row 2\) has a non-finite"):
-        load_space(p)
-    p.write_text("4 2\na 1 0\nb 0 0\nc 0 1\nd 0 0\n", encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="xlalign.static.vectors"):
-        words, vecs = load_space(p)
-    assert words == ["a", "c"] and vecs.tolist() == [[1, 0], [0, 1]]
-    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warnings) == 1 and "dropped 2 of 4 rows of zero norm" in warnings[0].getMessage()
-    with pytest.raises(InputError, match=r"en\.vec: 2 of 4 rows have zero norm"):
-        load_space(p, zero="error")
-    p.write_text("3 2\na 1 0\nb 0 1\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"en\.vec: line 3: the header says 3 words"):
-        load_space(p)
-
-
-def test_load_space_npy(tmp_path: Path) -> None:
-    write_npy(["a", "b", "c"], np.array([[1, 0], [0, 0], [0, 1]], np.float32), tmp_path / "de")
-    words, vecs = load_space(tmp_path / "de.npy")
-    assert words == ["a", "c"] and vecs.shape == (2, 2)

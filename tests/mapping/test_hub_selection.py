@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from xlalign.core.errors import InputError
+from xlalign.dictionaries.split import write_pairs
 from xlalign.evaluation.bli import bli_record
+from xlalign.evaluation.wordsim import wordsim_record
 from xlalign.mapping.hub import map_to_hub
 from xlalign.mapping.selection import select_space
-from xlalign.evaluation.wordsim import wordsim_record
-from xlalign.dictionaries.split import write_pairs
 from xlalign.static.vectors import read_npy, write_npy
 
 N, DIM = 600, 24

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from xlalign.evaluation.bli import read_dictionary
 from xlalign.core.errors import ConfigError, InputError
+from xlalign.evaluation.bli import read_dictionary
 from xlalign.mapping.induction import InducedPair, induce_dictionary, induction_stats, write_induced
 
 

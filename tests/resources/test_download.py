@@ -12,7 +12,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from httpserver import serve
+from httpserver import HF_SHA as SHA
+from httpserver import hf_server_files, serve
 
 from xlalign.resources.download import (
     MANIFEST_NAME,
@@ -240,8 +241,6 @@ def test_unsupported_scheme(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- Hugging Face
 
-SHA = "0123456789abcdef0123456789abcdef01234567"
-
 
 def _hf_files() -> dict[str, bytes]:
     return {
@@ -258,19 +257,6 @@ def _hf_files() -> dict[str, bytes]:
         "onnx/model.onnx": b"onnx",
         "README.md": b"# tiny",
     }
-
-
-def _hf_server_files(repo: str, files: dict[str, bytes]) -> dict[str, bytes]:
-    siblings = []
-    for name, data in files.items():
-        entry: dict[str, object] = {"rfilename": name}
-        if name.endswith(".safetensors"):
-            entry["lfs"] = {"sha256": _sha256(data), "size": len(data)}
-        siblings.append(entry)
-    api = json.dumps({"id": repo, "sha": SHA, "siblings": siblings}).encode()
-    served = {f"/api/models/{repo}/revision/main": api}
-    served.update({f"/{repo}/resolve/{SHA}/{name}": data for name, data in files.items()})
-    return served
 
 
 def test_select_hf_files_prefers_safetensors_and_handles_shards() -> None:
@@ -317,7 +303,7 @@ def test_select_hf_files_prefers_safetensors_and_handles_shards() -> None:
 def test_hf_model_download(tmp_path: Path) -> None:
     files = _hf_files()
     dest = tmp_path / "models" / "tiny"
-    with serve(_hf_server_files("org/tiny", files)) as srv:
+    with serve(hf_server_files("org/tiny", files)) as srv:
         out = download_huggingface_model(
             "org/tiny", dest, endpoint=srv.url("/"), token="secret", **FAST
         )
@@ -357,7 +343,7 @@ def test_hf_model_download(tmp_path: Path) -> None:
 
 def test_hf_allow_patterns_and_corrupt_weights(tmp_path: Path) -> None:
     files = _hf_files()
-    served = _hf_server_files("org/tiny", files)
+    served = hf_server_files("org/tiny", files)
     with serve(served) as srv:
         download_huggingface_model(
             "org/tiny", tmp_path / "cfg", endpoint=srv.url(""), allow_patterns=["*.json"], **FAST
@@ -383,7 +369,7 @@ def test_hf_resumes_after_failure(tmp_path: Path) -> None:
     files = _hf_files()
     last = f"/org/tiny/resolve/{SHA}/tokenizer_config.json"  # fetched last (sorted)
     dest = tmp_path / "tiny"
-    with serve(_hf_server_files("org/tiny", files), {last: {"status": 503}}) as srv:
+    with serve(hf_server_files("org/tiny", files), {last: {"status": 503}}) as srv:
         with pytest.raises(DownloadError, match="503"):
             download_huggingface_model(
                 "org/tiny", dest, endpoint=srv.url(""), **{**FAST, "retries": 1}
@@ -410,7 +396,7 @@ def test_hf_unknown_repo(tmp_path: Path) -> None:
 
 
 def test_hf_repo_without_weights(tmp_path: Path) -> None:
-    served = _hf_server_files("org/tok", {"config.json": b"{}", "tokenizer.json": b"{}"})
+    served = hf_server_files("org/tok", {"config.json": b"{}", "tokenizer.json": b"{}"})
     with serve(served) as srv, pytest.raises(DownloadError, match="no PyTorch weights"):
         download_huggingface_model("org/tok", tmp_path / "m", endpoint=srv.url(""), **FAST)
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from xlalign.resources.embedded import dictionaries as d
 from xlalign.core.errors import ConfigError, InputError
+from xlalign.resources.embedded import dictionaries as d
 
 # --------------------------------------------------------------------------------------
 # Fixtures: a tiny dictd dictionary written the way dictfmt writes FreeDict's
@@ -417,18 +417,6 @@ def test_outputs_are_atomic(
     assert out.read_text(encoding="utf-8") == "old content\n"
     assert not stats_path.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["en-de.txt"]  # no temp files left
-
-
-def test_freedict_package_names() -> None:
-    assert d.iso639_3("de") == "deu" and d.iso639_3("sw") == "swh"
-    assert d.freedict_package("en", "de") == "dict-freedict-eng-deu"
-    assert d.freedict_source("en", "de") == ("dict-freedict-eng-deu", False)
-    assert d.freedict_source("de", "en") == ("dict-freedict-deu-eng", False)
-    assert d.freedict_source("ru", "en") == ("dict-freedict-eng-rus", True)
-    with pytest.raises(ConfigError, match="no FreeDict package"):
-        d.freedict_source("en", "zh")
-    with pytest.raises(ConfigError, match="'xx'"):
-        d.iso639_3("xx")
 
 
 # --------------------------------------------------------------------------------------

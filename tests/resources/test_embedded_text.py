@@ -8,23 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from xlalign.core.errors import ConfigError, InputError
 from xlalign.resources.embedded import bible, libreoffice
-from xlalign.resources.embedded.bible import (
-    TRANSLATIONS,
-    build_bible,
-    clean_verse,
-    default_translation,
-    normalise_text,
-    translations_for,
-)
+from xlalign.resources.embedded.bible import build_bible, clean_verse, normalise_text
 from xlalign.resources.embedded.libreoffice import (
     build_libreoffice_help,
-    debian_package,
     extract_blocks,
     help_dir,
     is_heldout,
 )
-from xlalign.core.errors import ConfigError, InputError
 
 HEADER = ["id", "split", "doc", "para", "text"]
 
@@ -253,21 +245,6 @@ def test_bible_is_deterministic(bible_db: Path, tmp_path: Path) -> None:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 
-def test_translation_catalogue() -> None:
-    assert len(TRANSLATIONS) == 31
-    listed = {"2", "9", "1", "i", "j", "c", "t", "b", "u", "z", "6", "8", "h"}
-    assert {c for c, t in TRANSLATIONS.items() if t.licence == "copyrighted"} >= listed
-    assert TRANSLATIONS["g"].licence == "CC-BY-SA-4.0"
-    assert all(len(t.language) == 2 and t.code == c for c, t in TRANSLATIONS.items())
-    assert default_translation("en") == "4"
-    assert default_translation("de") == "e"
-    assert default_translation("tl") == "f"
-    assert default_translation("pl") is None  # only Biblia Warszawska, copyrighted
-    assert default_translation("xx") is None
-    en = translations_for("en")
-    assert [t.code for t in en][-1] == "2" and {t.code for t in en} == {"k", "2", "3", "4"}
-
-
 # --------------------------------------------------------------------------------------
 # LibreOffice help fixture: the real page structure, text written for this test
 # --------------------------------------------------------------------------------------
@@ -493,13 +470,7 @@ def test_help_untranslated_blocks_dropped(help_root: Path, tmp_path: Path) -> No
     assert stats["dropped"] == {"empty": len(DOCS), "untranslated": len(DOCS)}
 
 
-def test_help_package_and_directory_errors(help_root: Path, tmp_path: Path) -> None:
-    assert debian_package("en") == "libreoffice-help-en-us"
-    assert debian_package("zh") == "libreoffice-help-zh-cn"
-    assert debian_package("pt") == "libreoffice-help-pt"
-    supported = "de el en es et eu fi fr hi hu id it ja ko nl pt ru tr vi zh"
-    with pytest.raises(ConfigError, match=f"'sw'.*{supported}"):
-        debian_package("sw")
+def test_help_directory_errors(help_root: Path, tmp_path: Path) -> None:
     assert help_dir(help_root, "zh").name == "zh-CN"
     with pytest.raises(InputError, match=r"language 'ja'.*found: de, en-US, zh-CN"):
         help_dir(help_root, "ja")

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_contextual import make_tiny_encoder, reference_vectors
+from tiny_encoder import make_fixed_vocab_encoder, reference_vectors
 
-from xlalign.static.aggregation import aggregate_vectors, sample_occurrences
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.corpus.vocab import Vocab, build_vocab, tokens_of
+from xlalign.static.aggregation import aggregate_vectors, sample_occurrences
 
 CORPUS = [
     "The cat sat on the mat .",
@@ -30,7 +30,7 @@ CORPUS = [
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_tiny_encoder(tmp_path_factory.mktemp("enc") / "tiny-bert")
+    return make_fixed_vocab_encoder(tmp_path_factory.mktemp("enc") / "tiny-bert")
 
 
 @pytest.fixture()

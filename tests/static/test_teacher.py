@@ -13,12 +13,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_contextual import make_tiny_encoder, reference_vectors
+from tiny_encoder import make_fixed_vocab_encoder, reference_vectors
 
-from xlalign.static import teacher
 from xlalign.core.errors import ConfigError, InputError
-from xlalign.static.teacher import TeacherCache, build_teacher_cache
 from xlalign.corpus.vocab import Vocab, build_vocab, tokens_of, write_vocab
+from xlalign.static import teacher
+from xlalign.static.teacher import TeacherCache, build_teacher_cache
 
 CORPUS = [
     "The cat sat on the mat .",
@@ -40,7 +40,7 @@ LONG_CORPUS = CORPUS * 3
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_tiny_encoder(tmp_path_factory.mktemp("enc") / "tiny-bert")
+    return make_fixed_vocab_encoder(tmp_path_factory.mktemp("enc") / "tiny-bert")
 
 
 def _corpus(path: Path, lines: list[str]) -> Path:

@@ -12,7 +12,15 @@ import numpy as np
 import pytest
 
 from xlalign.core.errors import ConfigError, InputError
-from xlalign.static.vectors import check_space, npy_paths, read_npy, read_vec, write_npy, write_vec
+from xlalign.static.vectors import (
+    check_space,
+    load_space,
+    npy_paths,
+    read_npy,
+    read_vec,
+    write_npy,
+    write_vec,
+)
 
 WORDS = ["the", "katze", "кошка", "猫", ",", "don't"]
 
@@ -203,3 +211,41 @@ def test_check_space_rejects_duplicates_and_bad_shapes() -> None:
         check_space(["the", "a", "the"], np.ones((3, 2)), where="x")
     with pytest.raises(InputError, match=r"x: expected a \(2, dim\) matrix"):
         check_space(["a", "b"], np.ones((3, 2)), where="x")
+
+
+# --------------------------------------------------------------------------- load_space
+
+
+def test_load_space_checks_nan_zero_rows_and_header(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    p = tmp_path / "en.vec"
+    p.write_text("3 2\na 1 0\nb nan 1\nc 0 1\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"en\.vec: word 'b' \(row 2\) has a non-finite"):
+        load_space(p)
+    p.write_text("4 2\na 1 0\nb 0 0\nc 0 1\nd 0 0\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="xlalign.static.vectors"):
+        (words, vecs), report = load_space(p)
+    assert words == ["a", "c"] and vecs.tolist() == [[1, 0], [0, 1]]
+    assert report["rows_read"] == 4 and report["zero_rows"] == 2 and report["rows"] == 2
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "dropped 2 of 4 rows of zero norm" in warnings[0].getMessage()
+    with pytest.raises(InputError, match=r"en\.vec: 2 of 4 rows have zero norm"):
+        load_space(p, zero="error")
+    p.write_text("3 2\na 1 0\nb 0 1\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"en\.vec: line 3: the header says 3 words"):
+        load_space(p)
+
+
+def test_load_space_npy(tmp_path: Path) -> None:
+    write_npy(["a", "b", "c"], np.array([[1, 0], [0, 0], [0, 1]], np.float32), tmp_path / "de")
+    (words, vecs), _ = load_space(tmp_path / "de.npy")
+    assert words == ["a", "c"] and vecs.shape == (2, 2)
+
+
+def test_load_space_prefix_and_lowercase(tmp_path: Path) -> None:
+    p = tmp_path / "en.vec"
+    p.write_text("4 2\nThe 1 0\nthe 0 1\nA 1 1\nb 2 1\n", encoding="utf-8")
+    (words, vecs), report = load_space(p, max_words=3, lowercase=True)
+    assert words == ["the", "a"] and vecs.tolist() == [[1, 0], [1, 1]]
+    assert report["rows_read"] == 3 and report["case_duplicates_dropped"] == 1

@@ -1,8 +1,8 @@
 """X2Static student: loss, sampling, learning, determinism, checkpoints and a real kill.
 
-The teacher cache is faked by :class:`ArrayCache` (same reading methods as
-``xlalign.static.teacher.TeacherCache``), built from synthetic data where each word's context
-vectors are noisy copies of a hidden per-word direction.
+The teacher cache is faked by ``ArrayCache`` (tests/synthetic_cache.py: same reading
+methods as ``xlalign.static.teacher.TeacherCache``), built from synthetic data where each
+word's context vectors are noisy copies of a hidden per-word direction.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from synthetic_cache import ArrayCache, synthetic
 
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.corpus.vocab import Vocab, read_vocab, write_vocab
@@ -34,63 +35,6 @@ from xlalign.static.x2static import (
     train_x2static,
     x2static_loss,
 )
-
-
-class ArrayCache:
-    """In-memory stand-in for a teacher cache: CSR sentences of (word id, context)."""
-
-    def __init__(
-        self,
-        offsets: np.ndarray,
-        ids: np.ndarray,
-        ctx: np.ndarray,
-        *,
-        meta: dict[str, object] | None = None,
-        delay: float = 0.0,
-    ) -> None:
-        self.offsets, self.ids, self.ctx = offsets, ids.astype(np.int32), ctx.astype(np.float16)
-        self.dim = int(ctx.shape[1])
-        self.n_sentences = len(offsets) - 1
-        self.n_occurrences = len(ids)
-        self.meta = meta if meta is not None else {"encoder": "synthetic", "layer": 0}
-        self.delay = delay  # seconds per batch, to make a run slow enough to kill
-
-    def sentence(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        a, b = self.offsets[i], self.offsets[i + 1]
-        return self.ids[a:b], self.ctx[a:b]
-
-    def batch(self, sentence_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if self.delay:
-            time.sleep(self.delay)
-        parts = [np.arange(self.offsets[i], self.offsets[i + 1]) for i in sentence_indices]
-        sel = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-        return self.ids[sel].astype(np.int64), self.ctx[sel].astype(np.float32)
-
-    def save(self, path: Path) -> None:
-        np.savez(path, offsets=self.offsets, ids=self.ids, ctx=self.ctx)
-
-    @classmethod
-    def load(cls, path: str | Path, delay: float = 0.0) -> ArrayCache:
-        with np.load(path) as z:
-            return cls(z["offsets"], z["ids"], z["ctx"], delay=delay)
-
-
-def synthetic(
-    *, n_words: int = 30, dim: int = 32, n_sent: int = 400, seed: int = 5
-) -> tuple[ArrayCache, Vocab, np.ndarray]:
-    """Zipf-ish word occurrences; context = 2 * hidden[word] + Gaussian noise."""
-    rng = np.random.default_rng(seed)
-    hidden = rng.standard_normal((n_words, dim))
-    hidden /= np.linalg.norm(hidden, axis=1, keepdims=True)
-    p = 1.0 / np.arange(1, n_words + 1) ** 0.7
-    lens = rng.integers(3, 11, n_sent)
-    offsets = np.concatenate([[0], np.cumsum(lens)])
-    ids = rng.choice(n_words, size=int(offsets[-1]), p=p / p.sum())
-    ctx = 2 * hidden[ids] + rng.standard_normal((len(ids), dim)) / np.sqrt(dim)
-    counts = np.bincount(ids, minlength=n_words)
-    vocab = Vocab([f"w{i}" for i in range(n_words)], counts, lowercase=True)
-    return ArrayCache(offsets, ids, ctx), vocab, hidden
-
 
 FAST = X2StaticArgs(
     epochs=3,
@@ -315,7 +259,7 @@ def test_mismatched_checkpoint_is_ignored(tmp_path: Path, caplog: pytest.LogCapt
 _CHILD = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from test_x2static import ArrayCache
+from synthetic_cache import ArrayCache
 from xlalign.corpus.vocab import read_vocab
 from xlalign.static.x2static import X2StaticArgs, train_x2static
 cache = ArrayCache.load(sys.argv[2], delay=float(sys.argv[6]))
@@ -337,7 +281,7 @@ def test_killed_run_resumes_to_the_same_vectors(tmp_path: Path) -> None:
             sys.executable,
             "-c",
             _CHILD,
-            str(Path(__file__).parent),
+            str(Path(__file__).parents[1]),  # tests/: synthetic_cache.py
             str(npz),
             str(vocab_path),
             str(out),

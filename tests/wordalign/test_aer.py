@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from xlalign.wordalign.aer import AERResult, detect_format, read_gold, score, score_files
 from xlalign.core.errors import ConfigError, InputError
+from xlalign.wordalign.aer import AERResult, detect_format, read_gold, score, score_files
 
 # Three sentences; S = sure, P = possible-only (0-based source-target links):
 #   sentence 0: S {0-0, 1-1}   P {2-1}

@@ -12,11 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from xlalign.core.errors import ConfigError, InputError, ToolError
 from xlalign.wordalign import eflomal as wordalign
 from xlalign.wordalign.aer import read_gold, score
-from xlalign.core.errors import ConfigError, InputError, ToolError
-from xlalign.wordalign.linkdict import dictionary_from_alignment, evaluate_dictionary
-from xlalign.wordalign.symmetrize import read_pharaoh
 from xlalign.wordalign.eflomal import (
     AlignmentPaths,
     AlignOptions,
@@ -24,6 +22,8 @@ from xlalign.wordalign.eflomal import (
     corpus_from_token_files,
     read_aligned_pairs,
 )
+from xlalign.wordalign.linkdict import dictionary_from_alignment, evaluate_dictionary
+from xlalign.wordalign.symmetrize import read_pharaoh
 
 VOCAB = 80
 

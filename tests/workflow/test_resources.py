@@ -1,4 +1,4 @@
-"""Threads and resources of the workflow's jobs (xlalign.workflow.resources and its use in the rules)."""
+"""Threads and resources of the workflow's jobs (xlalign.workflow.resources, and the rules)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from xlalign import config as xlconfig
-from xlalign.workflow import resources as jobsize
 from xlalign.core.errors import ConfigError
+from xlalign.mapping.recipes import RECIPES, recipe_args
+from xlalign.workflow import resources as jobsize
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -171,16 +172,18 @@ def test_segment_rate_follows_the_tool(paper: dict[str, Any]) -> None:
     assert udpipe.runtime > icu.runtime
 
 
-def test_vecmap_recipes_match_the_library() -> None:
-    from xlalign.mapping.vecmap import RECIPES, recipe_args
-
-    assert set(jobsize.VECMAP_COST) == set(RECIPES)
-    for name in RECIPES:
-        args = recipe_args(name)
-        cost = jobsize._vecmap_args(name, {})
-        for key in ("self_learning", "vocabulary_cutoff", "batch_size", "unsupervised_vocab"):
-            assert cost[key] == getattr(args, key), (name, key)
-        assert cost["direction"] == args.direction, name
+def test_vecmap_estimates_follow_the_library_recipes(paper: dict[str, Any]) -> None:
+    runtime = {name: _est("map_space", _with(paper, "align.recipe", name)).runtime
+               for name in RECIPES}  # fmt: skip
+    learning = {name for name in RECIPES if recipe_args(name).self_learning}
+    assert learning and min(runtime[n] for n in learning) > max(
+        runtime[n] for n in RECIPES if n not in learning
+    )
+    mem = {name: _est("map_space", _with(paper, "align.recipe", name)).mem_mb
+           for name in ("unsupervised", "acl2018", "semi-supervised")}  # fmt: skip
+    assert mem["acl2018"] == mem["unsupervised"] > mem["semi-supervised"]  # the U x U init
+    with pytest.raises(ConfigError, match="'nope' is unknown"):
+        _est("map_space", _with(paper, "align.recipe", "nope"))
 
 
 def test_vecmap_options_override_the_recipe(paper: dict[str, Any]) -> None:

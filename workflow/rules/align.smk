@@ -7,8 +7,8 @@
 rule split_dictionary:
     input:
         unpack(gold_dictionaries),
-        hub_vocab=f"{RES}/corpus/s{{sseed}}/vocab/{HUB}.tsv",
-        vocab=f"{RES}/corpus/s{{sseed}}/vocab/{{lang}}.tsv",
+        hub_vocab=output_path(rules.vocab, "tsv", sseed="{sseed}", lang=HUB),
+        vocab=rules.vocab.output.tsv,
     output:
         train=f"{RES}/dictionaries/s{{sseed}}/{{lang}}/train.txt",
         valid=f"{RES}/dictionaries/s{{sseed}}/{{lang}}/valid.txt",
@@ -82,10 +82,10 @@ rule map_space:
 
 rule select_space:
     input:
-        mapped=lambda wc: f"{RES}/aligned/seed{wc.seed}/{ALIGNED[wc.space]}/{wc.lang}.npy",
+        mapped=lambda wc: aligned_output(wc.space, "npy", wc.seed, wc.lang),
         unmapped=lambda wc: static_space(ALIGNED[wc.space], wc.seed, wc.lang),
-        mapped_stats=lambda wc: f"{RES}/aligned/seed{wc.seed}/{ALIGNED[wc.space]}/{wc.lang}.json",
-        hub=lambda wc: f"{RES}/aligned/seed{wc.seed}/{ALIGNED[wc.space]}/{HUB}.npy",
+        mapped_stats=lambda wc: aligned_output(wc.space, "stats", wc.seed, wc.lang),
+        hub=lambda wc: aligned_output(wc.space, "npy", wc.seed, HUB),
         valid=lambda wc: (
             list(bli_dictionaries(wc.seed, wc.lang, "valid").values())
             if wc.lang != HUB
@@ -152,8 +152,8 @@ rule map_unsupervised:
 
 rule induce_dictionary:
     input:
-        space=f"{RES}/spaces/seed{{seed}}/{UNSUP}/{{lang}}.npy",
-        hub=f"{RES}/spaces/seed{{seed}}/{UNSUP}/{HUB}.npy",
+        space=rules.map_unsupervised.output.npy,
+        hub=output_path(rules.map_unsupervised, "npy", seed="{seed}", lang=HUB),
     output:
         dic=f"{RES}/dictionaries/induced/seed{{seed}}/{{lang}}.txt",
         stats=f"{RES}/dictionaries/induced/seed{{seed}}/{{lang}}.json",

@@ -13,7 +13,7 @@ rule downloads:
 
 rule download_cc100:
     output:
-        "resources/download/cc100/{lang}.txt.xz",
+        wp.cc100_file("{lang}"),
     log:
         "logs/download/cc100/{lang}.log",
     benchmark:
@@ -35,7 +35,7 @@ rule download_cc100:
 
 rule download_wikipedia:
     output:
-        "resources/download/wikipedia/{lang}.txt.gz",
+        wp.wikipedia_file("{lang}"),
     log:
         "logs/download/wikipedia/{lang}.log",
     benchmark:
@@ -55,7 +55,7 @@ rule download_wikipedia:
 
 rule download_muse:
     output:
-        "resources/download/muse/{src}-{tgt}{split}.txt",
+        wp.muse_file("{src}", "{tgt}", "{split}"),
     log:
         "logs/download/muse/{src}-{tgt}{split}.log",
     benchmark:
@@ -79,7 +79,7 @@ rule download_muse:
 
 rule download_semeval2017:
     output:
-        "resources/download/semeval2017/semeval2017-task2.zip",
+        wp.semeval_file(),
     log:
         "logs/download/semeval2017.log",
     benchmark:
@@ -99,7 +99,7 @@ rule download_semeval2017:
 
 rule download_fasttext:
     output:
-        "resources/download/fasttext/cc.{lang}.300.vec.gz",
+        wp.fasttext_file("{lang}"),
     log:
         "logs/download/fasttext/{lang}.log",
     benchmark:
@@ -121,7 +121,7 @@ rule download_fasttext:
 # order (de-en, en-zh), one line-aligned file per language and split.
 rule download_opus100:
     output:
-        "resources/download/opus100/{pair}/opus.{pair}-{split}.{lang}",
+        wp.opus100_file("{pair}", "{split}", "{lang}"),
     log:
         "logs/download/opus100/{pair}-{split}.{lang}.log",
     benchmark:
@@ -149,7 +149,7 @@ rule download_opus100:
 # TSV per pair named in alphabetical order.
 rule download_wikimatrix:
     output:
-        "resources/download/wikimatrix/WikiMatrix.{pair}.tsv.gz",
+        wp.wikimatrix_file("{pair}"),
     log:
         "logs/download/wikimatrix/{pair}.log",
     benchmark:
@@ -171,7 +171,7 @@ rule download_wikimatrix:
 
 rule download_udpipe:
     output:
-        "resources/download/udpipe/{lang}.udpipe",
+        wp.udpipe_file("{lang}"),
     log:
         "logs/download/udpipe/{lang}.log",
     benchmark:
@@ -191,7 +191,7 @@ rule download_udpipe:
 
 rule download_hf_model:
     output:
-        directory("resources/models/huggingface/{slug}@{revision}"),
+        directory(wp.hf_model_dir("{slug}", "{revision}")),
     log:
         "logs/download/huggingface/{slug}@{revision}.log",
     benchmark:

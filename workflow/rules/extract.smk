@@ -34,7 +34,7 @@ rule teacher:
         vocab=rules.vocab.output.tsv,
         encoder=wp.encoder_dir(config),
     output:
-        meta=f"{RES}/cache/teacher/s{{sseed}}/{{lang}}/meta.json",
+        stats=f"{RES}/cache/teacher/s{{sseed}}/{{lang}}/meta.json",
     log:
         log_path("teacher", "s{sseed}", "{lang}"),
     benchmark:
@@ -90,7 +90,9 @@ rule x2static:
                 "checkpoint_every_batches",
             )
         },
-        checkpoint=lambda wc: f"{RES}/static/seed{wc.seed}/x2s-m/{wc.lang}.checkpoint",
+        checkpoint=lambda wc: wp.sidecar(
+            output_path(rules.x2static, "npy", **dict(wc.items())), ".checkpoint"
+        ),
     script:
         "../scripts/x2static.py"
 

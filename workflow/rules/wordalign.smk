@@ -63,7 +63,11 @@ rule word_align:
         disk_mb=job_disk("word_align"),
     params:
         options=config["wordalign"],
-        checkpoint=lambda wc: f"{RES}/alignment/{wc.src}-{wc.tgt}.checkpoint",
+        # Beside the job's output directory: {RES}/alignment/{src}-{tgt}.checkpoint
+        checkpoint=lambda wc: str(
+            Path(output_path(rules.word_align, "stats", **dict(wc.items()))).parent
+        )
+        + ".checkpoint",
     script:
         "../scripts/word_align.py"
 
@@ -97,9 +101,9 @@ rule alignment_dictionary:
 rule eval_alignment_dictionary:
     input:
         unpack(alignment_dictionary_gold),
-        induced=f"{RES}/dictionaries/alignment/{HUB}-{{lang}}.txt",
+        induced=output_path(rules.alignment_dictionary, "txt", src=HUB, tgt="{lang}"),
     output:
-        f"{RES}/eval/s{{sseed}}/alignment_dictionary/{HUB}-{{lang}}.json",
+        stats=f"{RES}/eval/s{{sseed}}/alignment_dictionary/{HUB}-{{lang}}.json",
     log:
         log_path("eval_alignment_dictionary", "s{sseed}", "{lang}"),
     benchmark:

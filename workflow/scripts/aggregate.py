@@ -1,17 +1,10 @@
 """Snakemake job: the aggregation baseline (Bommasani et al. 2020) of one language and seed."""
 
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
-import numpy as np
-
-from xlalign.static.aggregation import aggregate_vectors
-from xlalign.workflow.jobscript import job_logging
-from xlalign.static.spaces import save_space
 from xlalign.corpus.vocab import read_vocab
+from xlalign.static.aggregation import aggregate_vectors, save_aggregated
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     out, p = snakemake.output, snakemake.params
@@ -31,10 +24,9 @@ with job_logging(snakemake):
         language=snakemake.wildcards.lang,
         missing="zero",
     )
-    save_space(
+    save_aggregated(
         vocab.words,
         vectors,
-        np.abs(vectors).sum(axis=1) > 0,
         vec_path=out.vec,
         npy_stem=str(out.npy)[: -len(".npy")],
         stats_path=out.stats,
@@ -46,5 +38,4 @@ with job_logging(snakemake):
             "seconds": time.perf_counter() - start,
         },
         language=snakemake.wildcards.lang,
-        reason="no occurrence within max_length subwords",
     )

@@ -1,12 +1,10 @@
-"""Snakemake job: a bilingual dictionary from word-alignment link counts (xlalign.wordalign.linkdict)."""
+"""Snakemake job: a bilingual dictionary from word-alignment link counts.
 
-import sys
-from pathlib import Path
+See xlalign.wordalign.linkdict.
+"""
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
-from xlalign.workflow.jobscript import job_logging
 from xlalign.wordalign.linkdict import LinkDictOptions, dictionary_from_alignment
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     dictionary_from_alignment(

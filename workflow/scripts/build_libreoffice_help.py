@@ -4,11 +4,6 @@ Blocks still in English (identical to the English help) or without a letter of t
 language's script are dropped as untranslated (see xlalign.resources.embedded.libreoffice).
 """
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
 from xlalign.resources.embedded.libreoffice import build_libreoffice_help
 from xlalign.workflow.jobscript import job_logging
 

@@ -1,13 +1,8 @@
 """Snakemake job: the vocabulary of one language's segmented corpus (see xlalign.corpus.vocab)."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
 from xlalign.core.io import write_json
-from xlalign.workflow.jobscript import job_logging
 from xlalign.corpus.vocab import build_vocab, write_vocab
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake) as log:
     opts = snakemake.params.vocab

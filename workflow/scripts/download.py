@@ -1,10 +1,5 @@
 """Snakemake job: one resumable, checksummed HTTP(S) download (see xlalign.resources.download)."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
 from xlalign.resources.download import download
 from xlalign.workflow.jobscript import job_logging
 

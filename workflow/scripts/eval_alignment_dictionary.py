@@ -1,12 +1,12 @@
-"""Snakemake job: score an alignment dictionary against gold dictionaries (xlalign.wordalign.linkdict)."""
+"""Snakemake job: score an alignment dictionary against gold dictionaries.
 
-import sys
+See xlalign.wordalign.linkdict.
+"""
+
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
-from xlalign.workflow.jobscript import job_logging
 from xlalign.wordalign.linkdict import evaluate_against
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     references = {"test": snakemake.input.test}

@@ -1,12 +1,7 @@
 """Snakemake job: induce a hub-language dictionary from two aligned spaces."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
-from xlalign.workflow.jobscript import job_logging
 from xlalign.mapping.induction import induce
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     ind = snakemake.params.induce

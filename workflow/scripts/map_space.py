@@ -1,12 +1,7 @@
 """Snakemake job: map one language's static space into the hub's with VecMap."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
-from xlalign.workflow.jobscript import job_logging
 from xlalign.mapping.hub import map_to_hub
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     dictionary = snakemake.input.dictionary

@@ -1,13 +1,8 @@
 """Snakemake job: the induction space of one language mapped into the hub without a
 dictionary (the paper's fastText + unsupervised VecMap)."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
-from xlalign.workflow.jobscript import job_logging
 from xlalign.mapping.hub import map_to_hub
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     ind = snakemake.params.induce

@@ -1,12 +1,7 @@
 """Snakemake job: the tokenised parallel corpus of one language pair (xlalign.corpus.parallel)."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
-from xlalign.workflow.jobscript import job_logging
 from xlalign.corpus.parallel import PairFilter, build_parallel, make_tokeniser, sources_from_specs
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     src, tgt = snakemake.wildcards.src, snakemake.wildcards.tgt

@@ -1,13 +1,8 @@
 """Snakemake job: stage `sample` for one language (see xlalign.corpus.sample)."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
-from xlalign.workflow.jobscript import job_logging
 from xlalign.corpus.sample import sample_corpus
 from xlalign.corpus.sources import iter_sources
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     specs = list(zip([s["type"] for s in snakemake.params.sources], snakemake.input, strict=True))

@@ -1,12 +1,7 @@
 """Snakemake job: stage `segment` for one language (see xlalign.corpus.segment)."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
-from xlalign.workflow.jobscript import job_logging
 from xlalign.corpus.segment import make_segmenter, segment_file
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     lang = snakemake.wildcards.lang

@@ -1,13 +1,8 @@
 """Snakemake job: keep the mapped or the unmapped space of one language (validation BLI)."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
-from xlalign.workflow.jobscript import job_logging
+from xlalign.mapping.recipes import recipe_args
 from xlalign.mapping.selection import select_space
-from xlalign.mapping.vecmap import recipe_args
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     sel = snakemake.params.selection

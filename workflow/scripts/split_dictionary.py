@@ -1,12 +1,7 @@
 """Snakemake job: split one language's gold dictionaries (see xlalign.dictionaries.split)."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
-from xlalign.workflow.jobscript import job_logging
 from xlalign.dictionaries.split import build_split
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     out = snakemake.output

@@ -1,13 +1,10 @@
 """Snakemake job: the paper's Tables 1, 2, 5, 6 and 7 over every compared space and seed."""
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
 from xlalign.core.io import read_json, write_json
-from xlalign.workflow.jobscript import job_logging
 from xlalign.reporting.tables import load_records, write_tables
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     p = snakemake.params
@@ -28,4 +25,4 @@ with job_logging(snakemake):
             "reason": s["reason"],
         }
     written["selection"] = selection
-    write_json(snakemake.output.stats, written)
+    write_json(snakemake.output.summary, written)

@@ -1,13 +1,10 @@
 """Snakemake job: the teacher's context vectors of one language, cached on disk once."""
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
-from xlalign.workflow.jobscript import job_logging
-from xlalign.static.teacher import build_teacher_cache
 from xlalign.corpus.vocab import read_vocab
+from xlalign.static.teacher import build_teacher_cache
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     p = snakemake.params
@@ -15,7 +12,7 @@ with job_logging(snakemake):
         snakemake.input.txt,
         read_vocab(snakemake.input.vocab),
         snakemake.input.encoder,
-        Path(snakemake.output.meta).parent,
+        Path(snakemake.output.stats).parent,
         layer=p.layer,
         pooling=p.pooling,
         context=p.context,

@@ -1,9 +1,9 @@
-"""Snakemake job (local): mirror one seed's job stats into MLflow (see xlalign.workflow.tracking)."""
+"""Snakemake job (local): mirror one seed's job stats into MLflow.
 
-import sys
+See xlalign.workflow.tracking; the records come from xlalign.workflow.manifest.
+"""
+
 from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
 from xlalign.workflow.jobscript import job_logging
 from xlalign.workflow.tracking import JobRecord, git_revision, mirror

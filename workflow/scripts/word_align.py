@@ -1,12 +1,9 @@
 """Snakemake job: eflomal word alignment of one language pair (see xlalign.wordalign.eflomal)."""
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
-from xlalign.workflow.jobscript import job_logging
 from xlalign.wordalign.eflomal import AlignmentPaths, AlignOptions, align_corpus
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     out = snakemake.output

@@ -1,12 +1,7 @@
 """Snakemake job: word similarity of one space (SemEval-2017 Task 2, English sets)."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
-from xlalign.workflow.jobscript import job_logging
 from xlalign.evaluation.wordsim import wordsim_datasets, wordsim_record
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     p = snakemake.params

@@ -4,13 +4,10 @@ With ``resources: gpu=N`` (N > 1, and at least two GPUs visible) the training ru
 data-parallel under torchrun, one process per GPU; otherwise in this process.
 """
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
-
-from xlalign.workflow.jobscript import job_logging
 from xlalign.static.x2static import X2StaticArgs, X2StaticJob, run_x2static_job
+from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     out = snakemake.output

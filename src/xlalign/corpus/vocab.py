@@ -61,7 +61,10 @@ class Vocab:
         return self.index.get(self.normalise(token))
 
     def fingerprint(self) -> str:
-        """SHA-256 (hex) of the words, counts and lowercasing: equal iff the vocabularies are."""
+        """SHA-256 (hex) of the words, counts and lowercasing: equal iff the vocabularies are.
+
+        Teacher caches record it (``vocab_sha256``) and X2Static checkpoints match on it.
+        """
         h = hashlib.sha256(f"lowercase={self.lowercase}\n".encode())
         for w, c in zip(self.words, self.counts.tolist(), strict=True):
             h.update(f"{w}\t{c}\n".encode())

@@ -32,7 +32,7 @@ from typing import Any
 
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_open, iter_lines, write_json
-from xlalign.static.vectors import _read_vocab_words
+from xlalign.corpus.vocab import read_vocab
 
 log = logging.getLogger(__name__)
 
@@ -327,8 +327,8 @@ def build_split(
     )
     split: DictionarySplit = split_dictionary(
         pairs,
-        src_vocab=_read_vocab_words(hub_vocab),
-        tgt_vocab=set(_read_vocab_words(vocab)),
+        src_vocab=read_vocab(hub_vocab).words,
+        tgt_vocab=set(read_vocab(vocab).words),
         max_rank=opts.get("max_rank"),
         test=read_pairs(test) if test else None,
         reverse_test=read_pairs(reverse_test) if reverse_test else None,

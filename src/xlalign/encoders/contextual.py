@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from xlalign.core.device import resolve_device, resolve_dtype
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike
 
@@ -61,29 +62,6 @@ class WordVectorStats:
 
 
 # --------------------------------------------------------------------------- loading
-
-
-def resolve_device(device: Any = None) -> Any:
-    """``device`` as a ``torch.device``; default ``cuda`` when torch sees a GPU, else ``cpu``."""
-    import torch
-
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
-def resolve_dtype(dtype: Any, device: Any) -> Any:
-    """``dtype`` as a torch dtype; default bfloat16 on CUDA, float32 elsewhere."""
-    import torch
-
-    if dtype is None:
-        return torch.bfloat16 if torch.device(device).type == "cuda" else torch.float32
-    if isinstance(dtype, str):
-        named = getattr(torch, dtype, None)
-        if not isinstance(named, torch.dtype):
-            raise ConfigError(f"dtype: unknown torch dtype {dtype!r}; expected e.g. 'float32'")
-        return named
-    return dtype
 
 
 def encoder_depth(config: Any) -> int:

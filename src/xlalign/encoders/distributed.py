@@ -26,9 +26,9 @@ from pathlib import Path
 import torch
 import torch.distributed as tdist
 
+from xlalign.core.device import resolve_device
 from xlalign.core.errors import ToolError
 from xlalign.core.io import PathLike
-from xlalign.encoders import contextual
 
 log = logging.getLogger(__name__)
 
@@ -65,17 +65,6 @@ def world_size_for(requested_gpus: int, available: int | None = None) -> int:
         where,
     )
     return 1
-
-
-def resolve_device(device: str | torch.device | None, local_rank: int = 0) -> torch.device:
-    """``device`` as a ``torch.device``; ``None``/``"auto"``: CUDA when visible, else CPU.
-
-    A CUDA device without an index (``"cuda"``) becomes ``cuda:local_rank``.
-    """
-    dev = contextual.resolve_device(None if device == "auto" else device)
-    if dev.type == "cuda" and dev.index is None:
-        dev = torch.device("cuda", local_rank)
-    return dev
 
 
 def in_torchrun() -> bool:
@@ -181,7 +170,7 @@ def current(device: str | torch.device | None = None) -> DistContext:
             local_rank=local_rank,
             device=resolve_device(device, local_rank),
         )
-    return DistContext(device=resolve_device(device))
+    return DistContext(device=resolve_device(device, 0))
 
 
 @contextlib.contextmanager
@@ -196,7 +185,7 @@ def init_from_env(device: str | torch.device | None = None) -> Iterator[DistCont
         yield current(device)
         return
     if not in_torchrun() or int(os.environ["WORLD_SIZE"]) <= 1:
-        yield DistContext(device=resolve_device(device))
+        yield DistContext(device=resolve_device(device, 0))
         return
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local_rank = int(os.environ["LOCAL_RANK"])

@@ -28,6 +28,9 @@ Out-of-vocabulary (OOV) policy, ``oov``:
 Retrieval is batched over query rows (and the CSLS penalties over target rows), each block
 holding ``rows x vocabulary`` scores, so two 200,000-word spaces fit in a few GB; it runs
 on a GPU when there is one.
+
+Over files, :func:`bli_record` evaluates one language against the hub in both directions
+(:func:`bli_direction` each) and writes the result record the tables are built from.
 """
 
 from __future__ import annotations
@@ -36,19 +39,17 @@ import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
+from xlalign.core.device import resolve_device
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, write_json
 from xlalign.dictionaries.split import read_pairs
-from xlalign.encoders.contextual import resolve_device
-from xlalign.static.vectors import Space
-from xlalign.static.vectors import load_space as load_checked_space
+from xlalign.static.vectors import Space, load_space
 
 RETRIEVALS = ("nn", "csls")
 OOV_POLICIES = ("skip", "miss")
@@ -62,8 +63,6 @@ log = logging.getLogger(__name__)
 
 def read_dictionary(path: PathLike, *, lowercase: bool = False) -> dict[str, list[str]]:
     """A MUSE-format dictionary: source word -> gold translations (in file order)."""
-    from xlalign.dictionaries.split import read_pairs
-
     pairs: dict[str, list[str]] = {}
     for src, tgt in read_pairs(path, lowercase=lowercase):
         pairs.setdefault(src, []).append(tgt)
@@ -376,30 +375,10 @@ def random_baseline(n_targets: int, ks: Sequence[int] = (1, 5, 10), golds: float
     return {f"p@{k}": min(1.0, k * golds / max(n_targets, 1)) for k in ks}
 
 
-def load_space(path: PathLike, *, zero: str = "drop") -> tuple[list[str], np.ndarray]:
-    """Words and vectors from a ``.vec`` file or an ``.npy`` stem (with ``.vocab.txt``).
-
-    The space is checked with :func:`xlalign.static.vectors.check_space` (``where`` = the path):
-    non-finite values and duplicate words raise :class:`InputError`; rows of zero norm are
-    dropped with a warning (``zero="drop"``) or raise (``zero="error"``).
-    """
-    from xlalign.static.vectors import check_space, read_npy, read_vec
-
-    p = Path(path)
-    if p.suffix == ".npy":
-        words, vecs = read_npy(str(p)[: -len(".npy")])
-    else:
-        words, vecs = read_vec(p)
-    words, vecs, _ = check_space(words, vecs, where=str(p), zero=zero)
-    return words, vecs
+# --------------------------------------------------------------------------- records
 
 
-# --------------------------------------------------------------------------------------
-# BLI
-# --------------------------------------------------------------------------------------
-
-
-def _bli_one(
+def bli_direction(
     query: Space,
     target: Space,
     dictionary: PathLike,
@@ -410,8 +389,11 @@ def _bli_one(
     oov: str,
     device: str | None,
 ) -> dict[str, Any]:
-    from xlalign.evaluation.bli import evaluate_bli, read_dictionary
+    """BLI from ``query`` into ``target`` on one dictionary file, per retrieval method.
 
+    An empty dictionary, or one without a pair in the vocabularies, gives ``skipped`` and
+    the reason instead of scores (whatever ``oov``).
+    """
     if not read_pairs(dictionary):
         return {"skipped": f"{dictionary} is empty"}
     dic = read_dictionary(dictionary)
@@ -462,8 +444,8 @@ def bli_record(
     whose file is empty or has no pair in vocabulary is recorded with the reason instead of
     a number (the tables show "–" there).
     """
-    hub_sp, hub_report = load_checked_space(hub_space)
-    lang_sp, lang_report = load_checked_space(space)
+    hub_sp, hub_report = load_space(hub_space)
+    lang_sp, lang_report = load_space(space)
     results: dict[str, Any] = {}
     skipped: dict[str, str] = {}
     for direction, path in dictionaries.items():
@@ -471,7 +453,7 @@ def bli_record(
         if {src, tgt} != {hub, language}:
             raise InputError(f"{path}: direction {direction!r} is not {hub}-{language} or back")
         query, target = (hub_sp, lang_sp) if src == hub else (lang_sp, hub_sp)
-        res = _bli_one(
+        res = bli_direction(
             query, target, path, retrievals=retrievals, csls_k=csls_k, ks=ks, oov=oov, device=device
         )
         if "skipped" in res:

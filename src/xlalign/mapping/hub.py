@@ -1,8 +1,11 @@
-"""Mapping a language into the hub's space with VecMap, over files.
+"""VecMap over files: each language mapped into the hub's space, or a pair of spaces.
 
-The hub space of every mapped language is the hub's own vectors after VecMap's
-normalisation; the other languages are expressed in it with
-:func:`xlalign.mapping.vecmap.to_hub`, so their dot products with the hub equal VecMap's.
+:func:`map_to_hub` is the workflow's mapping step. The hub's space is its own vectors
+after VecMap's normalisation; every other language is mapped with a training dictionary
+(held-out evaluation words kept out of it, see ``heldout``) and expressed in that space
+with :func:`xlalign.mapping.vecmap.to_hub`, so its dot products with the hub equal
+VecMap's. :func:`map_pair` runs VecMap on two files as the public tool's
+``map_embeddings.py`` does (``xlalign map``).
 """
 
 from __future__ import annotations
@@ -16,20 +19,14 @@ import numpy as np
 
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, write_json
-from xlalign.dictionaries.split import (
-    read_pairs,
-)
-from xlalign.static.vectors import Space, load_space, save_npy_space
+from xlalign.dictionaries.split import read_pairs
+from xlalign.mapping import vecmap
+from xlalign.static.vectors import Space, load_space, save_npy_space, write_vec
 
 log = logging.getLogger(__name__)
 
 #: What :func:`map_to_hub` does with a training dictionary without usable pairs.
 EMPTY_POLICIES = ("error", "keep-unmapped")
-
-
-# --------------------------------------------------------------------------------------
-# Mapping into the hub
-# --------------------------------------------------------------------------------------
 
 
 def map_to_hub(
@@ -70,8 +67,6 @@ def map_to_hub(
     """
     if empty not in EMPTY_POLICIES:
         raise ConfigError(f"align.empty_dictionary: {empty!r}: expected one of {EMPTY_POLICIES}")
-    from xlalign.mapping import vecmap
-
     args = vecmap.recipe_args(recipe, seed=seed, **dict(options or {}))
     start = time.perf_counter()
     (hw, hv), hub_report = load_space(hub_space, max_words=max_words, lowercase=lowercase)
@@ -204,9 +199,6 @@ def map_pair(
     text; with ``hub`` the target stays in its own normalised space and the source is
     expressed in it (same cross-lingual dot products, see :func:`xlalign.mapping.vecmap.to_hub`).
     """
-    from xlalign.mapping import vecmap
-    from xlalign.static.vectors import write_vec
-
     args = vecmap.recipe_args(recipe, seed=seed, **dict(options or {}))
     (sw, sv), s_report = load_space(src, max_words=max_words)
     (tw, tv), t_report = load_space(trg, max_words=max_words)

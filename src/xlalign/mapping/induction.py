@@ -30,9 +30,9 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from xlalign.core.device import resolve_device
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_open, write_json
-from xlalign.encoders.contextual import resolve_device
 from xlalign.evaluation.bli import (
     block_rows,
     check_retrieval,
@@ -196,9 +196,7 @@ def induction_stats(pairs: Sequence[InducedPair]) -> dict[str, Any]:
     }
 
 
-# --------------------------------------------------------------------------------------
-# Dictionary induction (the paper's route to X2S-MA)
-# --------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------- over files
 
 
 def induce(
@@ -213,9 +211,8 @@ def induce(
     device: str | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Induce a ``hub-language`` dictionary from two spaces already in the hub space."""
-    from xlalign.mapping.induction import induce_dictionary, induction_stats, write_induced
-
+    """Induce a ``hub-language`` dictionary from two spaces already in the hub space (the
+    paper's route to X2S-MA), write it and its stats."""
     (hw, hv), _ = load_space(hub_space)
     (xw, xv), _ = load_space(mapped_space)
     pairs = induce_dictionary(

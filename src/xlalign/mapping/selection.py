@@ -1,4 +1,9 @@
-"""Per language, the mapped or the unmapped space, whichever wins validation BLI (X2S-MA)."""
+"""X2S-MA's last step: per language, the mapped or the unmapped space, by validation BLI.
+
+:func:`select_space` scores both candidates against the hub on the validation
+dictionaries (:func:`xlalign.evaluation.bli.bli_direction`, both directions averaged)
+and writes the winner, with the scores and the reason for the choice in its stats.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +14,11 @@ from typing import Any
 import numpy as np
 
 from xlalign.core.io import PathLike, read_json, write_json
-from xlalign.evaluation.bli import _bli_one
+from xlalign.evaluation.bli import bli_direction
+from xlalign.mapping import vecmap
 from xlalign.static.vectors import load_space, npy_stem, save_npy_space
 
 log = logging.getLogger(__name__)
-
-
-# --------------------------------------------------------------------------------------
-# Selection of the mapped or the unmapped space
-# --------------------------------------------------------------------------------------
 
 
 def _direction_score(result: Mapping[str, Any], retrieval: str, metric: str) -> float | None:
@@ -54,8 +55,6 @@ def select_space(
     ``min_margin``. A language the mapping step left unmapped (``mapped_stats`` says so)
     keeps its unmapped space. The choice and its reason are written to the stats.
     """
-    from xlalign.mapping import vecmap
-
     (mw, mv), _ = load_space(mapped)
     stats: dict[str, Any] = {"language": language, "hub": hub, "metric": metric}
     map_info = read_json(mapped_stats) if mapped_stats is not None else {}
@@ -76,7 +75,7 @@ def select_space(
             for direction, path in valid.items():
                 src = direction.split("-")[0]
                 query, target = (hub_sp, cand) if src == hub else (cand, hub_sp)
-                res = _bli_one(
+                res = bli_direction(
                     query,
                     target,
                     path,

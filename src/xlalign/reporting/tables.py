@@ -1033,7 +1033,3 @@ def write_tables(
         fh.write("\n".join(parts) + "\n")
     files.append("tables.md")
     return {"out_dir": str(out), "files": files, "tables": summary}
-
-
-def read_records(paths: Sequence[PathLike]) -> list[dict[str, Any]]:
-    return [read_json(p) for p in paths]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from xlalign.encoders.contextual import (
     load_truncated_encoder,
     word_vectors,
 )
+from xlalign.static.spaces import save_space
 
 log = logging.getLogger(__name__)
 
@@ -195,3 +197,32 @@ def aggregate_vectors(
     has = n > 0
     out[has] = (sums[has] / n[has, None]).astype(np.float32)
     return out
+
+
+#: Why a vocabulary word may get no vector (see :func:`xlalign.static.spaces.save_space`).
+LEFT_OUT_REASON = "no occurrence within max_length subwords"
+
+
+def save_aggregated(
+    words: Sequence[str],
+    vectors: np.ndarray,
+    *,
+    vec_path: PathLike,
+    npy_stem: PathLike,
+    stats_path: PathLike,
+    stats: dict[str, Any],
+    language: str,
+) -> dict[str, Any]:
+    """Write :func:`aggregate_vectors`' output as a space (``.vec``, ``.npy``, stats JSON),
+    leaving out the words whose row stayed zero (``missing="zero"``); returns the stats."""
+    return save_space(
+        words,
+        vectors,
+        np.abs(vectors).sum(axis=1) > 0,
+        vec_path=vec_path,
+        npy_stem=npy_stem,
+        stats_path=stats_path,
+        stats=stats,
+        language=language,
+        reason=LEFT_OUT_REASON,
+    )

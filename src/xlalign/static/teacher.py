@@ -30,7 +30,6 @@ rows), so sentence indices equal line numbers (0-based).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Sequence
@@ -40,6 +39,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from xlalign.core.device import resolve_device, resolve_dtype
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_open, file_sha256, iter_lines, read_json, write_json
 from xlalign.corpus.vocab import Vocab, tokens_of
@@ -47,8 +47,6 @@ from xlalign.encoders.contextual import (
     POOLINGS,
     WordVectorStats,
     load_truncated_encoder,
-    resolve_device,
-    resolve_dtype,
     untokenizable,
     word_vectors,
 )
@@ -64,14 +62,6 @@ _FP16_MAX = float(np.finfo(np.float16).max)
 
 
 # --------------------------------------------------------------------------- fingerprints
-
-
-def vocab_sha256(vocab: Vocab) -> str:
-    """SHA-256 of a vocabulary's content (lowercase flag, words and counts, in id order)."""
-    h = hashlib.sha256(f"lowercase={vocab.lowercase}\n".encode())
-    for w, c in zip(vocab.words, vocab.counts.tolist(), strict=True):
-        h.update(f"{w}\t{c}\n".encode())
-    return h.hexdigest()
 
 
 def _encoder_fingerprint(encoder_dir: PathLike) -> dict[str, Any]:
@@ -114,7 +104,7 @@ def cache_config(
         "max_length": max_length,
         "dtype": dtype,
         "shard_sentences": shard_sentences,
-        "vocab_sha256": vocab_sha256(vocab),
+        "vocab_sha256": vocab.fingerprint(),
         "sentences_sha256": file_sha256(sentences_path),
     }
 

@@ -5,6 +5,10 @@ word, the word followed by ``dim`` space-separated floats (6 significant digits)
 not contain whitespace (segmented tokens never do). The binary form is ``<stem>.npy``
 (float32 matrix) beside ``<stem>.vocab.txt`` (one word per line, in row order). Every writer
 is atomic; every reader checks the shape and names the file and line of any fault.
+
+:func:`load_space` is how mapping and evaluation read a space, in either form: checked
+for retrieval by :func:`check_space`, optionally cut to its most frequent rows and
+lowercased.
 """
 
 from __future__ import annotations
@@ -224,26 +228,25 @@ def check_space(
     return [w for w, k in zip(words, keep, strict=True) if k], mat[keep], report
 
 
-# --------------------------------------------------------------------------------------
-# Spaces
-# --------------------------------------------------------------------------------------
-
-
 def load_space(
-    path: PathLike, *, max_words: int | None = None, lowercase: bool = False
+    path: PathLike,
+    *,
+    max_words: int | None = None,
+    lowercase: bool = False,
+    zero: str = "drop",
 ) -> tuple[Space, dict[str, Any]]:
-    """A space from ``.npy`` (with ``.vocab.txt``) or word2vec text, checked.
+    """A space from ``.npy`` (with ``.vocab.txt``) or word2vec text, checked for retrieval.
 
-    ``max_words`` keeps the most frequent rows (a 2M-word fastText file);
-    ``lowercase`` folds words to lower case keeping the first (most frequent) row of each
-    form, as MUSE's lowercase dictionaries need. Non-finite values are an error and zero
-    rows are dropped (logged), see :func:`xlalign.static.vectors.check_space`.
+    ``max_words`` keeps the most frequent rows (a 2M-word fastText file); ``lowercase``
+    folds words to lower case keeping the first (most frequent) row of each form, as
+    MUSE's lowercase dictionaries need. The space then goes through :func:`check_space`
+    (``where`` = the path): non-finite values and duplicate words raise
+    :class:`InputError`; rows of zero norm are dropped with a warning (``zero="drop"``) or
+    raise (``zero="error"``). Returns ``((words, float32 vectors), report)``.
     """
-    from xlalign.static.vectors import check_space, read_npy, read_vec
-
     p = Path(path)
     if p.suffix == ".npy":
-        words, vecs = read_npy(str(p)[: -len(".npy")])
+        words, vecs = read_npy(p)
     else:
         words, vecs = read_vec(p, max_words=max_words)
     report: dict[str, Any] = {"path": str(p), "rows_read": len(words)}
@@ -257,7 +260,9 @@ def load_space(
         report["case_duplicates_dropped"] = len(words) - len(rows)
         words = [words[i].lower() for i in rows]
         vecs = vecs[rows]
-    words, vecs, check = check_space(words, np.asarray(vecs, dtype=np.float32), where=str(p))
+    words, vecs, check = check_space(
+        words, np.asarray(vecs, dtype=np.float32), where=str(p), zero=zero
+    )
     report.update(check)
     report["rows"] = len(words)
     return (words, vecs), report
@@ -265,15 +270,7 @@ def load_space(
 
 def save_npy_space(space: Space, stem: PathLike, *, vec_path: PathLike | None = None) -> None:
     """Write a space as ``<stem>.npy`` + ``.vocab.txt`` (and ``.vec`` when asked)."""
-    from xlalign.static.vectors import write_npy, write_vec
-
     words, vecs = space
     if vec_path is not None:
         write_vec(words, vecs, vec_path)
     write_npy(words, vecs, stem)
-
-
-def _read_vocab_words(path: PathLike) -> list[str]:
-    from xlalign.corpus.vocab import read_vocab
-
-    return read_vocab(path).words

@@ -52,7 +52,7 @@ import logging
 import math
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -64,9 +64,11 @@ from tqdm import tqdm
 
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_path, read_json
-from xlalign.corpus.vocab import Vocab
+from xlalign.corpus.vocab import Vocab, read_vocab
 from xlalign.encoders import distributed
 from xlalign.encoders.distributed import DistContext
+from xlalign.static.spaces import save_space
+from xlalign.static.teacher import TeacherCache
 
 log = logging.getLogger(__name__)
 
@@ -554,15 +556,50 @@ class X2StaticJob:
             raise ConfigError(f"x2static npy output {self.npy_path}: expected a .npy path")
 
 
+def x2static_argv(job: X2StaticJob, *, quiet: bool = False) -> list[str]:
+    """The arguments of the ``xlalign x2static`` command that runs ``job`` (how the
+    torchrun workers of :func:`run_x2static_job` are started)."""
+    argv = ["-q"] if quiet else []
+    argv += [
+        "x2static",
+        str(job.cache_dir),
+        str(job.vocab_path),
+        "--lang",
+        job.language,
+        "--vec",
+        str(job.vec_path),
+        "--npy",
+        str(job.npy_path),
+        "--stats",
+        str(job.stats_path),
+        "--checkpoint-dir",
+        str(job.checkpoint_dir),
+    ]
+    defaults = X2StaticArgs()
+    for f in dataclasses.fields(job.args):
+        value, flag = getattr(job.args, f.name), "--" + f.name.replace("_", "-")
+        if isinstance(value, bool):
+            argv += [flag] if value else []
+        elif value is None:
+            argv += [flag, "none"] if getattr(defaults, f.name) is not None else []
+        else:
+            argv += [flag, str(value)]
+    return argv
+
+
 def train_and_save(
-    job: X2StaticJob, *, progress: bool = True, dist: DistContext | None = None
+    job: X2StaticJob,
+    *,
+    progress: bool = True,
+    dist: DistContext | None = None,
+    stats: Mapping[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """Train ``job`` in this process (one rank of a data-parallel run, or all of it) and,
-    on rank 0, write its space; returns the written stats there and ``None`` elsewhere."""
-    from xlalign.corpus.vocab import read_vocab
-    from xlalign.static.spaces import save_space
-    from xlalign.static.teacher import TeacherCache
+    on rank 0, write its space; returns the written stats there and ``None`` elsewhere.
 
+    The stats JSON holds the training's own statistics and ``stats`` (default: the loss
+    curves and the teacher cache's metadata, as the workflow records them).
+    """
     dist = dist or distributed.current(job.args.device)
     cache = TeacherCache(job.cache_dir)
     vocab = read_vocab(job.vocab_path)
@@ -571,14 +608,14 @@ def train_and_save(
     )
     if not dist.is_main:
         return None
-    stats = {
-        **result.stats,
-        "curves": {
-            "loss": [p["loss"] for p in result.loss_curve],
-            "epoch_loss": result.epoch_losses,
-        },
-        "teacher": cache.meta,
-    }
+    if stats is None:
+        stats = {
+            "curves": {
+                "loss": [p["loss"] for p in result.loss_curve],
+                "epoch_loss": result.epoch_losses,
+            },
+            "teacher": cache.meta,
+        }
     return save_space(
         vocab.words,
         result.vectors,
@@ -586,7 +623,7 @@ def train_and_save(
         vec_path=job.vec_path,
         npy_stem=job.npy_path.with_suffix(""),
         stats_path=job.stats_path,
-        stats=stats,
+        stats={**result.stats, **stats},
         language=job.language,
         reason=LEFT_OUT_REASON,
     )
@@ -603,15 +640,14 @@ def run_x2static_job(
     the ranks > 0 of a data-parallel run).
 
     Asked for ``gpus`` > 1 with at least two visible (see
-    ``distributed.world_size_for``), starts ``xlalign x2static`` under torchrun,
-    one process per GPU, and waits for it (its output goes to ``log_path`` or stderr).
-    Inside a torchrun worker, trains as one rank of the run; otherwise in this process.
+    ``distributed.world_size_for``), starts ``xlalign x2static`` (:func:`x2static_argv`)
+    under torchrun, one process per GPU, and waits for it (its output goes to ``log_path``
+    or stderr). Inside a torchrun worker, trains as one rank of the run; otherwise in this
+    process.
     """
     if not distributed.in_torchrun():
         nproc = distributed.world_size_for(gpus)
         if nproc > 1:
-            from xlalign.cli import x2static_argv
-
             distributed.launch(x2static_argv(job, quiet=not progress), nproc, log_path=log_path)
             return read_json(job.stats_path)
     with distributed.init_from_env(job.args.device) as dist:

@@ -59,7 +59,7 @@ from tqdm import tqdm
 
 from xlalign.core.errors import ConfigError, InputError, ToolError
 from xlalign.core.io import PathLike, atomic_open, file_sha256, iter_lines, iter_tsv, write_json
-from xlalign.corpus.parallel import count_pairs, read_parallel
+from xlalign.corpus.parallel import PARALLEL_COLUMNS, count_pairs, read_parallel
 from xlalign.wordalign.symmetrize import (
     HEURISTICS,
     filter_links,
@@ -646,8 +646,6 @@ def corpus_from_token_files(source: PathLike, target: PathLike, out_path: PathLi
     Different line counts, or a line whose one side is empty, are an :class:`InputError`
     naming the files and line: an alignment must never shift. Returns the pair count.
     """
-    from xlalign.corpus.parallel import PARALLEL_COLUMNS
-
     n = n_src = n_tgt = 0
     with atomic_open(out_path) as fh:
         fh.write("\t".join(PARALLEL_COLUMNS) + "\n")

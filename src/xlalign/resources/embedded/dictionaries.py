@@ -38,103 +38,18 @@ from tqdm import tqdm
 from xlalign.core.errors import ConfigError, InputError, ToolError
 from xlalign.core.io import PathLike, atomic_open, iter_lines, write_json
 from xlalign.core.languages import get_language
+from xlalign.dictionaries.split import read_pairs
+from xlalign.resources.catalog import freedict_package, iso639_3
 
 log = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------------------
-# Language codes and FreeDict packages
+# Licences
 # --------------------------------------------------------------------------------------
-
-#: ISO 639-3 codes of the paper's languages as FreeDict names its dictionaries. Swahili is
-#: the individual language ``swh`` (FreeDict's code); the other macrolanguages keep their
-#: macrolanguage code (``ara``, ``fas``, ``msa``, ``zho``, ...).
-ISO639_3: dict[str, str] = {
-    "af": "afr",
-    "ar": "ara",
-    "bg": "bul",
-    "bn": "ben",
-    "de": "deu",
-    "el": "ell",
-    "en": "eng",
-    "es": "spa",
-    "et": "est",
-    "eu": "eus",
-    "fa": "fas",
-    "fi": "fin",
-    "fr": "fra",
-    "he": "heb",
-    "hi": "hin",
-    "hu": "hun",
-    "id": "ind",
-    "it": "ita",
-    "ja": "jpn",
-    "jv": "jav",
-    "ka": "kat",
-    "kk": "kaz",
-    "ko": "kor",
-    "ml": "mal",
-    "mr": "mar",
-    "ms": "msa",
-    "my": "mya",
-    "nl": "nld",
-    "pt": "por",
-    "ru": "rus",
-    "sw": "swh",
-    "ta": "tam",
-    "te": "tel",
-    "th": "tha",
-    "tl": "tgl",
-    "tr": "tur",
-    "ur": "urd",
-    "vi": "vie",
-    "yo": "yor",
-    "zh": "zho",
-}
-
-_ENG_TO = "afr ara bul deu ell fin fra hin hun ind ita jpn nld por rus spa swh tur".split()
-_TO_ENG = "afr ara deu ell fin fra hun ita jpn nld por spa swh tur".split()
-#: FreeDict dictionaries between English and a paper language in Debian 12 (bookworm),
-#: as ``src-tgt`` ISO 639-3 pairs (``apt-cache search dict-freedict``).
-DEBIAN_FREEDICT_PAIRS: frozenset[str] = frozenset(
-    [f"eng-{x}" for x in _ENG_TO] + [f"{x}-eng" for x in _TO_ENG]
-)
 
 FREEDICT_LICENCE_FALLBACK = "GPL-2+ or CC-BY-SA-3.0 (see the Debian package's copyright file)"
 CEDICT_LICENCE = "CC-BY-SA-4.0"
 CLDR_LICENCE = "Unicode-3.0"
-
-
-def iso639_3(lang2: str) -> str:
-    """The ISO 639-3 code FreeDict uses for the ISO 639-1 code ``lang2``."""
-    try:
-        return ISO639_3[lang2]
-    except KeyError:
-        raise ConfigError(
-            f"dictionary language {lang2!r}: no ISO 639-3 code known; expected one of "
-            f"{', '.join(sorted(ISO639_3))}"
-        ) from None
-
-
-def freedict_package(src: str, tgt: str) -> str:
-    """Debian package name of the FreeDict dictionary from ``src`` to ``tgt`` (ISO 639-1)."""
-    return f"dict-freedict-{iso639_3(src)}-{iso639_3(tgt)}"
-
-
-def freedict_source(src: str, tgt: str) -> tuple[str, bool]:
-    """The Debian package that provides ``src-tgt`` pairs and whether it must be inverted.
-
-    The package of the same direction is preferred; when only the reverse one exists in
-    Debian it is returned with ``True`` (its headwords become targets).
-    """
-    a, b = iso639_3(src), iso639_3(tgt)
-    if f"{a}-{b}" in DEBIAN_FREEDICT_PAIRS:
-        return freedict_package(src, tgt), False
-    if f"{b}-{a}" in DEBIAN_FREEDICT_PAIRS:
-        return freedict_package(tgt, src), True
-    raise ConfigError(
-        f"dictionaries: no FreeDict package in Debian for {src}-{tgt} or {tgt}-{src}; "
-        f"known pairs: {', '.join(sorted(DEBIAN_FREEDICT_PAIRS))}"
-    )
 
 
 # --------------------------------------------------------------------------------------
@@ -639,13 +554,6 @@ def write_muse(pairs: Iterable[tuple[str, str]], out_path: PathLike) -> int:
     return len(lines)
 
 
-def read_muse(path: PathLike) -> list[tuple[str, str]]:
-    """Read a MUSE dictionary (pairs separated by one space or a tab), checking each line."""
-    from xlalign.dictionaries.split import read_pairs
-
-    return read_pairs(path)
-
-
 def _write_outputs(
     pairs: list[tuple[str, str]], out_path: PathLike, stats_path: PathLike, stats: dict[str, Any]
 ) -> dict[str, Any]:
@@ -1065,7 +973,7 @@ def merge_dictionaries(
     union: set[tuple[str, str]] = set()
     per_input: dict[str, int] = {}
     for path in paths:
-        pairs = read_muse(path)
+        pairs = read_pairs(path)
         per_input[str(path)] = len(pairs)
         union.update(pairs)
     if stats_path is None:

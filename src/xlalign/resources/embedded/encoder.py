@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from xlalign.core.device import resolve_device
 from xlalign.core.errors import InputError, ToolError
 from xlalign.core.io import PathLike, atomic_dir, file_sha256, read_json, write_json
 
@@ -646,13 +647,6 @@ def hf_offline() -> Iterator[None]:
             os.environ["HF_HUB_OFFLINE"] = old
 
 
-def default_device() -> Any:
-    """``cuda`` when torch sees a GPU, else ``cpu``."""
-    import torch
-
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
 def load_encoder(out_dir: PathLike, device: Any = None) -> tuple[Any, Any]:
     """Load (tokenizer, model) from a :func:`build_encoder` directory, offline, eval mode."""
     from transformers import AutoModel, AutoTokenizer
@@ -663,7 +657,7 @@ def load_encoder(out_dir: PathLike, device: Any = None) -> tuple[Any, Any]:
     with hf_offline():
         tokenizer = AutoTokenizer.from_pretrained(d, local_files_only=True)
         model = AutoModel.from_pretrained(d, add_pooling_layer=False, local_files_only=True)
-    model.to(device if device is not None else default_device())
+    model.to(resolve_device(device))
     model.eval()
     return tokenizer, model
 

@@ -26,58 +26,20 @@ from typing import Any
 
 from tqdm import tqdm
 
-from xlalign.resources.embedded.bible import Unit, normalise_text, write_units
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike
+from xlalign.resources.catalog import LIBREOFFICE_PACKAGES, debian_package
+from xlalign.resources.embedded.bible import Unit, normalise_text, write_units
 
 log = logging.getLogger(__name__)
 
-#: Paper language -> (Debian package, directory under usr/share/libreoffice/help).
-PACKAGES: dict[str, tuple[str, str]] = {
-    "de": ("libreoffice-help-de", "de"),
-    "el": ("libreoffice-help-el", "el"),
-    "en": ("libreoffice-help-en-us", "en-US"),
-    "es": ("libreoffice-help-es", "es"),
-    "et": ("libreoffice-help-et", "et"),
-    "eu": ("libreoffice-help-eu", "eu"),
-    "fi": ("libreoffice-help-fi", "fi"),
-    "fr": ("libreoffice-help-fr", "fr"),
-    "hi": ("libreoffice-help-hi", "hi"),
-    "hu": ("libreoffice-help-hu", "hu"),
-    "id": ("libreoffice-help-id", "id"),
-    "it": ("libreoffice-help-it", "it"),
-    "ja": ("libreoffice-help-ja", "ja"),
-    "ko": ("libreoffice-help-ko", "ko"),
-    "nl": ("libreoffice-help-nl", "nl"),
-    "pt": ("libreoffice-help-pt", "pt"),
-    "ru": ("libreoffice-help-ru", "ru"),
-    "tr": ("libreoffice-help-tr", "tr"),
-    "vi": ("libreoffice-help-vi", "vi"),
-    "zh": ("libreoffice-help-zh-cn", "zh-CN"),
-}
-
 HELP_ROOT = Path("usr/share/libreoffice/help")
-
-
-def _supported() -> str:
-    return " ".join(sorted(PACKAGES))
-
-
-def debian_package(lang: str) -> str:
-    """The Debian package with the LibreOffice help of ``lang`` (e.g. en -> ...-en-us)."""
-    try:
-        return PACKAGES[lang][0]
-    except KeyError:
-        raise ConfigError(
-            f"no LibreOffice help package for language {lang!r}; "
-            f"supported languages: {_supported()}"
-        ) from None
 
 
 def help_dir(extracted_root: PathLike, lang: str) -> Path:
     """``usr/share/libreoffice/help/<code>`` inside an extracted help package of ``lang``."""
     debian_package(lang)
-    code = PACKAGES[lang][1]
+    code = LIBREOFFICE_PACKAGES[lang][1]
     base = Path(extracted_root) / HELP_ROOT
     direct = base / code
     if direct.is_dir():

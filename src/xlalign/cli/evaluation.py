@@ -1,0 +1,121 @@
+"""Evaluation commands: ``bli``, word similarity (``wordsim``) and the result ``tables``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from xlalign.cli.common import report
+from xlalign.core.errors import ConfigError
+from xlalign.core.io import write_json
+
+
+def add_bli(sub: argparse._SubParsersAction) -> None:
+    """The ``bli`` command."""
+    p = sub.add_parser("bli", help="bilingual lexicon induction: P@k and MRR, NN and CSLS")
+    p.add_argument("src", help="query-side embeddings (already in a shared space)")
+    p.add_argument("trg", help="target-side embeddings")
+    p.add_argument("--dictionary", "-d", required=True, help="MUSE test dictionary")
+    p.add_argument("--retrieval", nargs="+", choices=["nn", "csls"], default=["nn", "csls"])
+    p.add_argument("--csls-k", type=int, default=10)
+    p.add_argument("--k", type=int, nargs="+", default=[1, 5, 10])
+    p.add_argument("--oov", choices=["skip", "miss"], default="skip")
+    p.add_argument("--lowercase", action="store_true", help="lowercase the dictionary")
+    p.add_argument("--output", "-o", help="also write the results JSON here")
+    p.add_argument("--device")
+    p.set_defaults(func=_cmd_bli)
+
+
+def _cmd_bli(args: argparse.Namespace) -> None:
+    from xlalign.evaluation.bli import evaluate_bli, read_dictionary
+    from xlalign.static.vectors import load_space
+
+    (sw, sv), _ = load_space(args.src)
+    (tw, tv), _ = load_space(args.trg)
+    dic = read_dictionary(args.dictionary, lowercase=args.lowercase)
+    out = {}
+    for retrieval in args.retrieval:
+        res = evaluate_bli(
+            sw,
+            sv,
+            tw,
+            tv,
+            dic,
+            retrieval=retrieval,
+            csls_k=args.csls_k,
+            ks=tuple(args.k),
+            oov=args.oov,
+            device=args.device,
+        )
+        out[retrieval] = res.as_dict()
+    if args.output:
+        write_json(args.output, out)
+    json.dump(out, sys.stdout, indent=2, sort_keys=True)
+    sys.stdout.write("\n")
+
+
+def add_wordsim(sub: argparse._SubParsersAction) -> None:
+    """The ``wordsim`` command."""
+    p = sub.add_parser("wordsim", help="word similarity (SemEval-2017 Task 2, SimLex, WordSim)")
+    p.add_argument(
+        "--space", action="append", required=True, metavar="LANG=PATH", help="repeatable"
+    )
+    p.add_argument("--dataset", action="append", help="a similarity file (SimLex/WS353/RG/MEN)")
+    p.add_argument("--semeval", help="the SemEval-2017 Task 2 zip")
+    p.add_argument("--oov", choices=["skip", "fill"], default="skip")
+    p.add_argument("--name", default="space", help="the space's name in the record")
+    p.add_argument("--output", "-o", required=True, help="the record JSON")
+    p.set_defaults(func=_cmd_wordsim)
+
+
+def _cmd_wordsim(args: argparse.Namespace) -> None:
+    from xlalign.evaluation.wordsim import read_similarity_file, wordsim_datasets, wordsim_record
+
+    spaces = {}
+    for item in args.space:
+        lang, sep, path = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--space {item!r}: expected LANG=PATH")
+        spaces[lang] = path
+    datasets = [(Path(p).stem, read_similarity_file(p)) for p in args.dataset or []]
+    datasets += wordsim_datasets(languages=sorted(spaces), semeval=args.semeval)
+    if not datasets:
+        raise ConfigError("give --dataset FILE and/or --semeval ZIP")
+    record = wordsim_record(
+        space_name=args.name,
+        seed=0,
+        spaces=spaces,
+        datasets=datasets,
+        out_path=args.output,
+        oov=args.oov,
+    )
+    json.dump(record, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+def add_tables(sub: argparse._SubParsersAction) -> None:
+    """The ``tables`` command."""
+    p = sub.add_parser("tables", help="the paper's Tables 1, 2, 5, 6, 7 from result records")
+    p.add_argument("--bli", nargs="+", required=True, help="BLI record JSON files")
+    p.add_argument("--wordsim", nargs="*", help="word-similarity record JSON files")
+    p.add_argument("--spaces", nargs="+", help="spaces in table order (default: all)")
+    p.add_argument("--metric", default="p@1", choices=["p@1", "p@5", "p@10", "mrr"])
+    p.add_argument("--retrieval", default="csls", choices=["nn", "csls"])
+    p.add_argument("--output-dir", "-o", required=True)
+    p.set_defaults(func=_cmd_tables)
+
+
+def _cmd_tables(args: argparse.Namespace) -> None:
+    from xlalign.reporting.tables import load_records, write_tables
+
+    written = write_tables(
+        load_records(args.bli),
+        load_records(args.wordsim or []),
+        args.output_dir,
+        spaces=args.spaces,
+        metric=args.metric,
+        retrieval=args.retrieval,
+    )
+    report({"written": written}, args)

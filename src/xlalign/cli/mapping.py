@@ -1,0 +1,167 @@
+"""Mapping commands: VecMap (``map``), dictionary induction (``induce``) and
+``split-dictionary``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import yaml
+
+from xlalign.cli.common import report
+from xlalign.core.errors import ConfigError
+
+
+def _options(pairs: list[str] | None) -> dict:
+    """``key=value`` pairs (values parsed as YAML scalars) from repeated ``--option``."""
+    out: dict = {}
+    for item in pairs or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--option {item!r}: expected key=value")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def add_map(sub: argparse._SubParsersAction) -> None:
+    """The ``map`` command."""
+    p = sub.add_parser(
+        "map",
+        help="VecMap: map two embedding spaces into a shared one (map_embeddings.py style)",
+    )
+    p.add_argument("src", help="source embeddings (.vec, .vec.gz or .npy with .vocab.txt)")
+    p.add_argument("trg", help="target embeddings")
+    p.add_argument("src_out", help="mapped source embeddings (.vec)")
+    p.add_argument("trg_out", help="mapped target embeddings (.vec)")
+    p.add_argument(
+        "--recipe",
+        default="supervised",
+        help="supervised, semi-supervised, identical, unsupervised (= acl2018), aaai2018, "
+        "acl2017 or orthogonal: the public tool's presets",
+    )
+    p.add_argument("--dictionary", "-d", help="'source target' pairs (supervised, semi-supervised)")
+    p.add_argument(
+        "--option", action="append", metavar="KEY=VALUE", help="override a recipe option"
+    )
+    p.add_argument(
+        "--hub",
+        action="store_true",
+        help="keep the target in its own (normalised) space and express the source in it",
+    )
+    p.add_argument("--max-words", type=int, help="read only the most frequent rows")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--stats", help="write the mapping's stats JSON here")
+    p.add_argument("--device", help="torch device (default: cuda if available, else cpu)")
+    p.set_defaults(func=_cmd_map)
+
+
+def _cmd_map(args: argparse.Namespace) -> None:
+    from xlalign.mapping.hub import map_pair
+
+    stats = map_pair(
+        src=args.src,
+        trg=args.trg,
+        src_out=args.src_out,
+        trg_out=args.trg_out,
+        dictionary=args.dictionary,
+        recipe=args.recipe,
+        options=_options(args.option),
+        seed=args.seed,
+        hub=args.hub,
+        max_words=args.max_words,
+        stats_path=args.stats,
+        device=args.device,
+    )
+    report(stats, args)
+
+
+def add_induce(sub: argparse._SubParsersAction) -> None:
+    """The ``induce`` command."""
+    p = sub.add_parser(
+        "induce", help="induce a dictionary from two aligned spaces (CSLS, mutual NN)"
+    )
+    p.add_argument("src")
+    p.add_argument("trg")
+    p.add_argument("--output", "-o", required=True, help="MUSE-format dictionary")
+    p.add_argument("--retrieval", choices=["nn", "csls"], default="csls")
+    p.add_argument("--csls-k", type=int, default=10)
+    p.add_argument("--max-rank", type=int, default=20000, help="most frequent words only")
+    p.add_argument("--mode", choices=["mutual", "forward", "union"], default="mutual")
+    p.add_argument("--device")
+    p.set_defaults(func=_cmd_induce)
+
+
+def _cmd_induce(args: argparse.Namespace) -> None:
+    from xlalign.mapping.induction import induce_dictionary, induction_stats, write_induced
+    from xlalign.static.vectors import load_space
+
+    (sw, sv), _ = load_space(args.src)
+    (tw, tv), _ = load_space(args.trg)
+    pairs = induce_dictionary(
+        sw,
+        sv,
+        tw,
+        tv,
+        retrieval=args.retrieval,
+        csls_k=args.csls_k,
+        max_rank=args.max_rank,
+        mode=args.mode,
+        device=args.device,
+    )
+    write_induced(pairs, args.output)
+    report(induction_stats(pairs), args)
+
+
+def add_split_dictionary(sub: argparse._SubParsersAction) -> None:
+    """The ``split-dictionary`` command."""
+    p = sub.add_parser("split-dictionary", help="train/valid/test split with disjoint source words")
+    p.add_argument("--lang", required=True)
+    p.add_argument("--hub", default="en")
+    p.add_argument("--dictionary", action="append", required=True, help="hub-lang pairs")
+    p.add_argument("--hub-vocab", required=True, help="vocabulary TSV of the hub language")
+    p.add_argument("--vocab", required=True, help="vocabulary TSV of the language")
+    p.add_argument("--test", help="a given test dictionary (e.g. MUSE .5000-6500)")
+    p.add_argument("--reverse-test", help="a given reverse test dictionary")
+    p.add_argument("--output-dir", "-o", required=True)
+    p.add_argument("--test-fraction", type=float, default=0.25)
+    p.add_argument("--test-max-words", type=int, default=1500)
+    p.add_argument("--valid-fraction", type=float, default=0.1)
+    p.add_argument("--valid-max-words", type=int, default=500)
+    p.add_argument("--max-rank", type=int)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--overlap", choices=["drop", "error"], default="drop")
+    p.set_defaults(func=_cmd_split_dictionary)
+
+
+def _cmd_split_dictionary(args: argparse.Namespace) -> None:
+    from xlalign.dictionaries.split import build_split
+
+    out = Path(args.output_dir)
+    parts = {
+        "train": "train.txt",
+        "valid": "valid.txt",
+        "test": "test.txt",
+        "reverse_valid": "valid.reverse.txt",
+        "reverse_test": "test.reverse.txt",
+    }
+    stats = build_split(
+        language=args.lang,
+        hub=args.hub,
+        pool=args.dictionary,
+        hub_vocab=args.hub_vocab,
+        vocab=args.vocab,
+        test=args.test,
+        reverse_test=args.reverse_test,
+        outputs={k: out / v for k, v in parts.items()},
+        stats_path=out / "split.json",
+        options={
+            "test_fraction": args.test_fraction,
+            "test_max_words": args.test_max_words,
+            "valid_fraction": args.valid_fraction,
+            "valid_max_words": args.valid_max_words,
+            "max_rank": args.max_rank,
+            "seed": args.seed,
+            "overlap": args.overlap,
+        },
+    )
+    report(stats, args)

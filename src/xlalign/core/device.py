@@ -1,0 +1,47 @@
+"""Where tensors live: the torch device and dtype a job asked for, or the defaults.
+
+torch is imported when a function runs, not with this module, so that importing
+:mod:`xlalign.core` stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from xlalign.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    import torch
+
+
+def resolve_device(device: Any = None, local_rank: int | None = None) -> torch.device:
+    """``device`` as a ``torch.device``; ``None`` or ``"auto"``: CUDA when torch sees a
+    GPU, else the CPU.
+
+    With ``local_rank`` (one process of a data-parallel run), a CUDA device without an
+    index (``"cuda"``) becomes ``cuda:local_rank``.
+    """
+    import torch
+
+    if device is None or device == "auto":
+        dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    else:
+        dev = torch.device(device)
+    if local_rank is not None and dev.type == "cuda" and dev.index is None:
+        dev = torch.device("cuda", local_rank)
+    return dev
+
+
+def resolve_dtype(dtype: Any, device: Any) -> torch.dtype:
+    """``dtype`` as a torch dtype (a name such as ``"float32"`` or a dtype); ``None``:
+    bfloat16 on CUDA, float32 elsewhere."""
+    import torch
+
+    if dtype is None:
+        return torch.bfloat16 if torch.device(device).type == "cuda" else torch.float32
+    if isinstance(dtype, str):
+        named = getattr(torch, dtype, None)
+        if not isinstance(named, torch.dtype):
+            raise ConfigError(f"dtype: unknown torch dtype {dtype!r}; expected e.g. 'float32'")
+        return named
+    return dtype  # type: ignore[no-any-return]

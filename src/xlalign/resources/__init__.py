@@ -1,0 +1,1 @@
+"""Downloads, package-registry fetches, and the embedded offline default built from them."""

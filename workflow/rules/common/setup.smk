@@ -1,0 +1,137 @@
+# Set-up, included first: the library on the path, the configuration (loaded and validated
+# before any job runs), the constants the rules share and the global wildcard constraints.
+import sys
+from pathlib import Path
+
+# The library (src/xlalign) is found one way: src/ on the path. For this parse, on sys.path;
+# for the jobs, on PYTHONPATH, exported by the prefix of every command Snakemake runs, so
+# that it holds inside each rule's conda env too (`--sdm conda` removes an inherited
+# PYTHONPATH) and on a cluster (each job step parses this file again).
+SRC = str(Path(workflow.basedir, "src").resolve())
+sys.path.insert(0, SRC)
+shell.prefix(
+    ("set -euo pipefail; " if Path(shell.get_executable() or "").name == "bash" else "")
+    + "export PYTHONPATH={SRC:q}${{PYTHONPATH:+:$PYTHONPATH}}; "
+)
+
+from xlalign import config as xlconfig  # noqa: E402
+from xlalign.workflow import resources as jobsize  # noqa: E402
+from xlalign.workflow import paths as wp  # noqa: E402
+from xlalign.workflow import manifest  # noqa: E402
+from xlalign.core.errors import ConfigError  # noqa: E402
+
+# The configuration: `--configfile` (e.g. config/paper.yaml) *replaces* the embedded
+# default config/config.yaml instead of being merged into it.
+if not workflow.overwrite_configfiles:
+    # No --configfile: the embedded default, with any --config key=value on top.
+    import yaml
+    from snakemake.utils import update_config
+
+    _default = Path("config/config.yaml")
+    if not _default.exists():
+        _default = Path(workflow.basedir) / "config" / "config.yaml"
+    with open(_default, encoding="utf-8") as _fh:
+        _base = yaml.safe_load(_fh)
+    update_config(_base, dict(config))
+    config.clear()
+    config.update(_base)
+    _origin = str(_default)
+else:
+    _origin = ", ".join(map(str, workflow.overwrite_configfiles))
+try:
+    _validated = xlconfig.validate(config, origin=_origin)
+except ConfigError as _exc:
+    raise WorkflowError(str(_exc)) from None
+config.clear()
+config.update(_validated)
+
+NAME = config["name"]
+LANGS = config["languages"]
+SEEDS = config["seeds"]
+SAMPLE_SEEDS = xlconfig.sample_seeds(config)
+CONFIG_HASH = xlconfig.config_hash(config)
+RES = f"results/{NAME}"
+ENVS = str(Path(workflow.basedir) / "envs")
+
+# The lexical stage: dictionaries, mapping, selection, evaluation.
+HUB = config["align"]["hub"]
+OTHERS = [lang for lang in LANGS if lang != HUB]
+SPACES = xlconfig.compared_spaces(config)
+ALIGNED = {xlconfig.aligned_name(m): m for m in xlconfig.static_methods(config)}
+UNSUP = xlconfig.induction_space_name(config)
+
+# Word alignment of parallel text.
+LANG_RE = "|".join(sorted(set(LANGS)))
+PAIRS = [f"{src}-{tgt}" for src, tgt in xlconfig.parallel_pairs(config)]
+
+#: How xlalign.corpus.parallel reads each configured source type.
+PARALLEL_KINDS = {
+    "bible": "units",
+    "libreoffice-help": "units",
+    "opus100": "lines",
+    "files": "lines",
+    "wikimatrix": "wikimatrix",
+}
+
+
+wildcard_constraints:
+    lang="|".join(sorted(set(LANGS))),
+    seed="|".join(str(s) for s in SEEDS),
+    sseed="|".join(str(s) for s in SAMPLE_SEEDS),
+
+
+# --- what the configuration asks for -------------------------------------------------------
+
+
+def static_methods():
+    """Static-embedding methods the configuration asks for."""
+    return xlconfig.static_methods(config)
+
+
+def sample_seed(seed):
+    """The sampling seed of the corpus a training seed uses."""
+    return xlconfig.sample_seed_for(config, int(seed))
+
+
+def has_gold_dictionaries(lang):
+    return bool(
+        config["dictionaries"]["sources"] or lang in config["dictionaries"]["files"]
+    )
+
+
+def download_params(kind, **fields):
+    """URL (from the config template), checksum and retry settings of one download."""
+    spec = config["downloads"][kind]
+    url = spec["url"].format(**fields)
+    name = url.rsplit("/", 1)[-1]
+    return {
+        "url": url,
+        "sha256": spec.get("sha256", {}).get(name),
+        "retries": config["downloads"]["retries"],
+        "timeout": config["downloads"]["timeout"],
+    }
+
+
+def wp_cc100_code(lang):
+    from xlalign.corpus.sources import cc100_code
+
+    return cc100_code(lang)
+
+
+def udpipe_filename(lang):
+    from xlalign.corpus.udpipe import model_filename
+
+    return model_filename(lang)
+
+
+def lo_package(lang):
+    from xlalign.resources.catalog import debian_package
+
+    return debian_package(lang)
+
+
+def freedict_pkg(src, tgt):
+    """The Debian package holding src->tgt (possibly the reverse dictionary, inverted)."""
+    from xlalign.resources.catalog import freedict_source
+
+    return freedict_source(src, tgt)[0]
