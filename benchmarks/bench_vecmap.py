@@ -1,6 +1,6 @@
 """Benchmark of VecMap (xlalign.mapping.vecmap) and BLI against the public tools' way, side by side.
 
-Synthetic spaces as in tests/test_vecmap.py (clustered source with a decaying spectrum;
+Synthetic spaces as in tests/mapping/test_vecmap.py (clustered source with a decaying spectrum;
 target = rotated source + noise, rows shuffled within windows of 8, some words spelt alike)
 of ``--words`` words per side (default 200,000, dim 300). Per mode (supervised with 5,000
 training pairs, semi-supervised with 25, identical with 2,000 shared strings, unsupervised)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 from httpserver import hf_server_files, serve
+from small_corpora import corpus_text, turkish_raw_sentences
 from snakemake_runner import snakemake
-from test_workflow import _corpus, turkish_raw_sentences
 
 SW = [
     "Kamati ilikutana Jumanne ili kujadili bajeti mpya ya maktaba ya mji wetu.",
@@ -30,7 +30,7 @@ def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     """A tiny encoder with its tokenizer, as files a Hub repository would hold."""
     from tiny_encoder import make_tiny_encoder
 
-    texts = [_corpus(SW), _corpus(turkish_raw_sentences(30))]
+    texts = [corpus_text(SW), corpus_text(turkish_raw_sentences(30))]
     out = make_tiny_encoder(tmp_path_factory.mktemp("bert"), texts)
     return {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
 
@@ -40,8 +40,8 @@ def test_download_rules_feed_the_stages(tmp_path: Path, tiny_bert: dict[str, byt
     from xlalign.corpus.udpipe import model_filename, train_udpipe_model, turkish_treebank_blocks
 
     model = train_udpipe_model(turkish_treebank_blocks(300), tmp_path / "tr.udpipe")
-    sw_xz = lzma.compress(_corpus(SW).encode("utf-8"))
-    tr_xz = lzma.compress(_corpus(turkish_raw_sentences(30)).encode("utf-8"))
+    sw_xz = lzma.compress(corpus_text(SW).encode("utf-8"))
+    tr_xz = lzma.compress(corpus_text(turkish_raw_sentences(30)).encode("utf-8"))
     files = {
         "/cc100/sw.txt.xz": sw_xz,
         "/cc100/tr.txt.xz": tr_xz,

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import yaml
 from httpserver import serve
+from small_corpora import EN, corpus_text
 from snakemake_runner import planned_jobs, snakemake
-from test_workflow import EN, _corpus
 
 DE = [
     "Der Ausschuss traf sich am Dienstag um das neue Budget für die Bibliothek zu besprechen.",
@@ -89,11 +89,11 @@ def _pairs() -> list[tuple[str, str]]:
 def _base_config(work: Path) -> dict:
     data = work / "data"
     data.mkdir(parents=True)
-    (data / "en.txt").write_text(_corpus(EN), encoding="utf-8")
-    (data / "de.txt").write_text(_corpus(DE), encoding="utf-8")
+    (data / "en.txt").write_text(corpus_text(EN), encoding="utf-8")
+    (data / "de.txt").write_text(corpus_text(DE), encoding="utf-8")
     from tiny_encoder import make_tiny_encoder
 
-    make_tiny_encoder(work / "encoder", [_corpus(EN), _corpus(DE)])
+    make_tiny_encoder(work / "encoder", [corpus_text(EN), corpus_text(DE)])
     return {
         "name": "lx",
         "languages": ["en", "de"],

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 from httpserver import serve
+from small_corpora import EN, corpus_text
 from snakemake_runner import planned_jobs, snakemake
-from test_workflow import EN, _corpus
 
 from xlalign.wordalign.eflomal import read_aligned_pairs
 
@@ -37,8 +37,8 @@ def _bitext(n: int, seed: int) -> list[tuple[str, str]]:
 def _config(work: Path, url: str) -> dict:
     data = work / "data"
     data.mkdir(parents=True, exist_ok=True)
-    (data / "en.txt").write_text(_corpus(EN), encoding="utf-8")
-    (data / "de.txt").write_text(_corpus(EN), encoding="utf-8")
+    (data / "en.txt").write_text(corpus_text(EN), encoding="utf-8")
+    (data / "de.txt").write_text(corpus_text(EN), encoding="utf-8")
     local = _bitext(60, seed=3)
     (data / "local.en").write_text("".join(e + "\n" for e, _ in local), encoding="utf-8")
     (data / "local.de").write_text("".join(d + "\n" for _, d in local), encoding="utf-8")

@@ -1,1 +1,1 @@
-"""Result tables in the papers' layout."""
+"""Result tables in the papers' layout, and comparisons of two result trees."""
