@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+from dry_run import dry_run_jobs, key_values
 
 from xlalign.workflow.manifest import TrackedJob, seed_records
 
@@ -247,21 +248,10 @@ with SnakemakeApi() as api:
 
 def _dry_run_jobs(text: str) -> list[tuple[str, list[str], dict[str, str]]]:
     """(rule, outputs, wildcards) of each job a dry run lists."""
-    jobs = []
-    for block in re.split(r"\n(?=(?:local)?rule \w+:)", text):
-        m = re.match(r"(?:local)?rule (\w+):", block)
-        if not m:
-            continue
-        out = re.search(r"^\s+output: (.*)$", block, re.M)
-        wc = re.search(r"^\s+wildcards: (.*)$", block, re.M)
-        jobs.append(
-            (
-                m.group(1),
-                out.group(1).split(", ") if out else [],
-                dict(kv.split("=", 1) for kv in wc.group(1).split(", ")) if wc else {},
-            )
-        )
-    return jobs
+    return [
+        (rule, f["output"].split(", ") if "output" in f else [], key_values(f.get("wildcards", "")))
+        for rule, f in dry_run_jobs(text)
+    ]
 
 
 def test_embedded_default_manifest_covers_every_job_with_stats(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dry_run import dry_run_jobs, key_values
 
 from xlalign import config as xlconfig
 from xlalign.core.errors import ConfigError
@@ -269,13 +270,9 @@ def test_every_rule_uses_its_estimates() -> None:
 
 def _dry_run_jobs(text: str) -> list[tuple[str, dict[str, str]]]:
     jobs = []
-    for block in re.split(r"\n(?=(?:local)?rule \w+:)", text):
-        m = re.match(r"(?:local)?rule (\w+):", block)
-        if not m:
-            continue
-        line = re.search(r"^\s+resources: (.*)$", block, re.M)
-        assert line, f"job of rule {m.group(1)} shows no resources"
-        jobs.append((m.group(1), dict(kv.split("=", 1) for kv in line.group(1).split(", "))))
+    for rule, fields in dry_run_jobs(text):
+        assert "resources" in fields, f"job of rule {rule} shows no resources"
+        jobs.append((rule, key_values(fields["resources"])))
     return jobs
 
 
