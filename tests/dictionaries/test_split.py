@@ -1,4 +1,5 @@
-"""Dictionary splits: disjoint source words, reverse directions, leakage policy, files."""
+"""Dictionary splits: disjoint source words, reverse directions, leakage policy, given
+test sets used as given, files."""
 
 from __future__ import annotations
 
@@ -24,6 +25,11 @@ def _pool(n: int = 200) -> list[tuple[str, str]]:
     pairs += [(f"e{i}", f"y{i}") for i in range(0, n, 3)]  # several translations
     pairs += [(f"e{i}", f"x{i + 1}") for i in range(0, n - 1, 10)]  # shared targets
     return pairs
+
+
+def _outputs(out: Path) -> dict[str, Path]:
+    parts = ("train", "valid", "test", "reverse_valid", "reverse_test")
+    return {p: out / f"{p}.txt" for p in parts}
 
 
 def test_parts_have_disjoint_source_words_and_cover_the_pool() -> None:
@@ -92,6 +98,84 @@ def test_given_test_files_are_kept_and_removed_from_the_pool() -> None:
     assert split.stats["given"]["test"] is True
 
 
+def test_given_reverse_test_is_used_as_given_and_its_overlap_counted() -> None:
+    # MUSE's design: en-xx.0-5000 and the test files are disjoint by English source word,
+    # but an xx-en.5000-6500 query may be a target of the training pairs ("haus" here).
+    pool = [("house", "haus"), ("home", "haus"), ("cat", "katze"), ("dog", "hund")]
+    pool += [(f"e{i}", f"x{i}") for i in range(30)]
+    test = [("tree", "baum"), ("dog", "hund")]
+    reverse_test = [("haus", "house"), ("haus", "building"), ("baum", "tree"), ("rot", "red")]
+    split = split_dictionary(
+        pool,
+        test=test,
+        reverse_test=reverse_test,
+        sizes=SplitSizes(0.0, 10, 0.1, 10),
+        seed=0,
+        overlap="error",  # the policy is for the parts made here, not for given files
+        name="en-de",
+    )
+    assert ("house", "haus") in split.train
+    assert split.reverse_test == sorted(reverse_test)  # nothing removed
+    assert split.test == sorted(test)
+    assert ("dog", "hund") not in split.train  # a given test word leaves the pool
+    overlap = split.stats["training_overlap"]
+    assert overlap["reverse_test"] == {
+        "direction": "de-en",
+        "given": True,
+        "source_words": 1,  # "haus"
+        "pairs": 1,  # (haus, house) is the training pair (house, haus) reversed
+        "action": "kept (given)",
+    }
+    assert overlap["test"]["direction"] == "en-de" and overlap["test"]["source_words"] == 0
+    assert split.stats["overlap_dropped_source_words"]["reverse_test"] == 0
+    assert split.stats["reverse_test"] == {"pairs": 4, "source_words": 3}
+
+
+def test_parts_made_here_follow_the_policy_and_are_counted_the_same_way() -> None:
+    split = split_dictionary(_pool(), seed=0, name="en-xx")
+    overlap = split.stats["training_overlap"]["reverse_test"]
+    dropped = split.stats["overlap_dropped_source_words"]["reverse_test"]
+    assert overlap["given"] is False and overlap["action"] == "dropped"
+    assert overlap["direction"] == "xx-en" and overlap["source_words"] == dropped > 0
+    assert split.stats["training_overlap"]["test"]["action"] == "none"
+
+
+def test_build_split_keeps_given_muse_files(tmp_path: Path) -> None:
+    from xlalign.corpus.vocab import Vocab, write_vocab
+    from xlalign.dictionaries.split import build_split
+
+    pool = [(f"e{i}", f"x{i}") for i in range(40)]
+    (tmp_path / "en-xx.0-5000.txt").write_text("".join(f"{s} {t}\n" for s, t in pool))
+    (tmp_path / "en-xx.5000-6500.txt").write_text("t1 y1\nt2 y2\n")
+    # Used as given: oov is in no vocabulary, "other" is no pool word.
+    (tmp_path / "xx-en.5000-6500.txt").write_text("x3 e3\nx7 other\ny1 t1\noov t9\n")
+    write_vocab(Vocab([s for s, _ in pool], [9] * 40, True), tmp_path / "en.tsv")
+    write_vocab(Vocab([t for _, t in pool], [9] * 40, True), tmp_path / "xx.tsv")
+    outs = _outputs(tmp_path / "out")
+    stats = build_split(
+        language="xx",
+        hub="en",
+        pool=[tmp_path / "en-xx.0-5000.txt"],
+        test=tmp_path / "en-xx.5000-6500.txt",
+        reverse_test=tmp_path / "xx-en.5000-6500.txt",
+        hub_vocab=tmp_path / "en.tsv",
+        vocab=tmp_path / "xx.tsv",
+        outputs=outs,
+        stats_path=tmp_path / "out" / "split.json",
+        options={"seed": 0, "overlap": "drop"},
+    )
+    given = read_pairs(tmp_path / "xx-en.5000-6500.txt")
+    assert read_pairs(outs["reverse_test"]) == sorted(given)
+    assert read_pairs(outs["test"]) == [("t1", "y1"), ("t2", "y2")]
+    train = read_pairs(outs["train"])
+    assert {("e3", "x3"), ("e7", "x7")} <= set(train)  # with seed 0
+    on_disk = json.loads((tmp_path / "out" / "split.json").read_text())
+    assert on_disk["training_overlap"] == stats["training_overlap"]
+    rev = on_disk["training_overlap"]["reverse_test"]
+    # x3, x7 are training targets; only (x3, e3) is a training pair reversed.
+    assert (rev["source_words"], rev["pairs"], rev["action"]) == (2, 1, "kept (given)")
+
+
 def test_tiny_dictionary_keeps_training_words() -> None:
     split = split_dictionary([("a", "b"), ("c", "d"), ("e", "f")], seed=0)
     assert split.train, "a split must leave something to train on"
@@ -129,10 +213,7 @@ def test_build_split_writes_every_part(tmp_path: Path) -> None:
     )
     tv = sorted({t for _, t in pool})
     write_vocab(Vocab(tv, [5] * len(tv), True), tmp_path / "xx.tsv")
-    outs = {
-        p: tmp_path / "out" / f"{p}.txt"
-        for p in ("train", "valid", "test", "reverse_valid", "reverse_test")
-    }
+    outs = _outputs(tmp_path / "out")
     stats = build_split(
         language="xx",
         hub="en",

@@ -397,6 +397,9 @@ def test_paper_route_fasttext_muse_semeval_over_http(tmp_path: Path) -> None:
     ws = json.loads((res / "eval/seed1/wordsim/x2s-ma.json").read_text())
     kinds = {(r["task"], tuple(r["languages"])) for r in ws["results"]}
     assert ("cross-lingual", ("en", "de")) in kinds and ("monolingual", ("de",)) in kinds
+    assert ws["compose"] is False and all(r["dataset"] == "semeval17" for r in ws["results"])
+    assert all(r["found"] + r["filled"] == r["total"] for r in ws["results"])
     tables = (res / "tables/tables.md").read_text()
+    assert "(official score: harmonic mean of Pearson and Spearman over every pair" in tables
     assert "fasttext_unsup" in tables
     assert (res / "tables/table6.md").exists() and (res / "tables/table7.md").exists()

@@ -19,6 +19,7 @@ from xlalign.core.errors import ConfigError, InputError
 from xlalign.encoders.contextual import (
     WordVectorStats,
     load_truncated_encoder,
+    sentence_token_means,
     tokenize_alone,
     untokenizable,
     word_vectors,
@@ -150,12 +151,50 @@ def test_length_batching_restores_order_and_batch_size_does_not_matter(tiny: Pat
         np.testing.assert_allclose(big[i], ref, rtol=1e-4, atol=1e-5)
 
 
+def test_sentence_token_means_average_every_token_special_ones_included(tiny: Path) -> None:
+    """X2Static's public context: the mean over all subword positions of the sentence,
+    [CLS] and [SEP] included, whatever the padding of the batch it was run in."""
+    tok, model = load_truncated_encoder(tiny, 2)
+    sentences = _random_sentences(40, seed=5)
+    big = list(sentence_token_means(sentences, tok, model, batch_tokens=8192))
+    small = list(sentence_token_means(sentences, tok, model, batch_tokens=40))
+    assert len(big) == len(small) == len(sentences)
+    for words, a, b in zip(sentences, big, small, strict=True):
+        assert a.shape == (TINY_DIM,) and a.dtype == np.float32
+        if not words:
+            assert np.isnan(a).all() and np.isnan(b).all()
+            continue
+        ids = tok([words], is_split_into_words=True)["input_ids"][0]
+        assert ids[0] == tok.cls_token_id and ids[-1] == tok.sep_token_id
+        # one sentence alone, no padding: the plain mean over all its positions
+        expected = _full_hidden(tiny, ids, 2).mean(axis=0)
+        np.testing.assert_allclose(a, expected, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(b, expected, rtol=1e-4, atol=1e-5)
+    # not the mean of the word vectors: special tokens count, and a word counts per subword
+    words = ["unbelievable", "cats"]
+    (mean,) = sentence_token_means([words], tok, model)
+    assert not np.allclose(mean, reference_vectors(tiny, words, 2).mean(axis=0), atol=1e-3)
+
+
+def test_sentence_token_means_keep_the_special_tokens_when_cutting(tiny: Path) -> None:
+    tok, model = load_truncated_encoder(tiny, 3)
+    words = ["the", "big", "unbelievable", "cats", "ran", "on", "the", "mat"]
+    stats = WordVectorStats()
+    (mean,) = sentence_token_means([words], tok, model, max_length=6, stats=stats)
+    ids = tok([words], is_split_into_words=True)["input_ids"][0]
+    kept = ids[:5] + ids[-1:]  # as the public code: the first MAX_LEN - 1 tokens, then [SEP]
+    np.testing.assert_allclose(mean, _full_hidden(tiny, kept, 3).mean(axis=0), atol=1e-5)
+    assert stats.truncated_sentences == 1
+
+
 def test_word_vectors_rejects_bad_options(tiny: Path) -> None:
     tok, model = load_truncated_encoder(tiny, 1)
     with pytest.raises(ConfigError, match="pooling"):
         list(word_vectors([["the"]], tok, model, pooling="max"))
     with pytest.raises(ConfigError, match="max_length"):
         list(word_vectors([["the"]], tok, model, max_length=2))
+    with pytest.raises(ConfigError, match="max_length"):
+        list(sentence_token_means([["the"]], tok, model, max_length=2))
 
 
 def test_max_length_is_capped_at_the_encoders_limit(tiny: Path) -> None:

@@ -1,7 +1,8 @@
-"""Word similarity: SemEval-2017 Task 2 zip, generic files, correlations, OOV, composition."""
+"""Word similarity: SemEval-2017 Task 2 zip, generic files, the official score, composition."""
 
 from __future__ import annotations
 
+import json
 import math
 import zipfile
 from pathlib import Path
@@ -16,15 +17,18 @@ from xlalign.evaluation.wordsim import (
     WordSimDataset,
     embedded_similarity_sets,
     evaluate_wordsim,
-    harmonic_mean,
     pearson,
     rankdata,
     read_embedded,
     read_semeval,
     read_similarity_file,
     semeval_members,
+    semeval_score,
     spearman,
+    wordsim_record,
+    zeroed_by_rule,
 )
+from xlalign.static.vectors import write_npy
 
 TOP = "SemEval17-Task2"
 MONO = "subtask1-monolingual"
@@ -187,16 +191,20 @@ def test_correlations_against_hand_computed_values() -> None:
     assert rankdata(y).tolist() == [1.0, 2.5, 4.5, 2.5, 4.5]
     rho = 7 / math.sqrt(90)
     assert spearman(x, y) == pytest.approx(rho)
-    assert harmonic_mean(r, rho) == pytest.approx(2 * r * rho / (r + rho))
-    assert harmonic_mean(0.8, 0.6) == pytest.approx(0.96 / 1.4)
-    assert harmonic_mean(-0.5, -0.5) == pytest.approx(-0.5)
-    assert harmonic_mean(0.5, -0.2) == 0.0
-    assert math.isnan(harmonic_mean(math.nan, 0.5))
     assert spearman([1, 2, 3, 4], [10, 20, 30, 1000]) == pytest.approx(1.0)
     assert pearson([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
     assert math.isnan(pearson([1, 1, 1], [1, 2, 3]))
     with pytest.raises(ValueError):
         pearson([1, 2], [1, 2, 3])
+
+
+def test_semeval_score_is_the_official_scorers_rule() -> None:
+    # task2-scorer.jar: 2 r rho / (r + rho) when r > 0 and rho > 0, else 0.
+    assert semeval_score(0.8, 0.6) == pytest.approx(0.96 / 1.4)
+    assert not zeroed_by_rule(0.8, 0.6)
+    for r, rho in [(-0.5, -0.5), (0.5, -0.2), (-0.2, 0.5), (0.0, 0.7), (math.nan, 0.5)]:
+        assert semeval_score(r, rho) == 0.0, (r, rho)
+        assert zeroed_by_rule(r, rho), (r, rho)
 
 
 def test_correlations_match_scipy_on_tied_random_data() -> None:
@@ -226,53 +234,145 @@ def _dataset(extra: list[tuple[str, str, float]] | None = None) -> WordSimDatase
     return WordSimDataset("toy", ("en",), pairs, scale=(0.0, 4.0))
 
 
+def _official_scorer(gold_lines: list[str], output_lines: list[str]) -> float:
+    """A direct restatement of SemEval-2017 Task 2's ``task2-scorer.jar`` (class ``Scorer``).
+
+    It reads one number per line from the gold key and the system output, stops when the
+    line counts differ, takes Pearson and Spearman (ties at their mean rank) over all lines
+    and prints ``2 r rho / (r + rho)`` if both are positive, else 0.
+    """
+    stats = pytest.importorskip("scipy.stats")
+    gold = [float(x.strip()) for x in gold_lines]
+    out = [float(x.strip()) for x in output_lines]
+    assert len(gold) == len(out), "The two files do not match in size! Please check."
+    r = stats.pearsonr(out, gold)[0]
+    rho = stats.spearmanr(out, gold)[0]
+    return 2 * r * rho / (r + rho) if r > 0 and rho > 0 else 0.0
+
+
+def test_official_score_scores_every_pair_as_the_scorer_does() -> None:
+    # Six pairs, two of which the space cannot represent: an unknown word and a multiword
+    # entry whose words are both known (not composed by default).
+    words = ["cat", "dog", "car", "bus", "tree", "ice", "cream", "gelato"]
+    vecs = np.array(
+        [[1, 0.1, 0], [0.9, 0.3, 0], [0, 1, 0.1], [0.2, 0.9, 0], [-0.3, -0.4, 0.8],
+         [1, 0, 0], [0, 1, 0], [0.7, 0.7, 0]],
+        dtype=np.float32,
+    )  # fmt: skip
+    pairs = [
+        ("cat", "dog", 3.5),
+        ("car", "bus", 3.0),
+        ("cat", "tree", 1.0),
+        ("dog", "zebra", 2.5),
+        ("ice_cream", "gelato", 4.0),
+        ("bus", "tree", 0.5),
+    ]
+    ds = WordSimDataset("semeval17-test-en", ("en",), pairs, scale=(0.0, 4.0), fmt="semeval")
+    res = evaluate_wordsim(ds, (words, vecs))
+    assert (res.found, res.filled, res.total, res.composed) == (4, 2, 6, 0)
+
+    # What a submission would hold: a score on [0, 4] for every line; a pair the space
+    # cannot represent gets the midpoint, 2 (= cosine 0 under 2 + 2 cos).
+    index = {w: i for i, w in enumerate(words)}
+
+    def system(a: str, b: str) -> float:
+        if a not in index or b not in index:
+            return 2.0
+        u, v = vecs[index[a]].astype(float), vecs[index[b]].astype(float)
+        return 2 + 2 * float(u @ v / np.linalg.norm(u) / np.linalg.norm(v))
+
+    gold_lines = [f"{g}\n" for *_, g in pairs]
+    output_lines = [f"{system(a, b)!r}\n" for a, b, _ in pairs]
+    official = _official_scorer(gold_lines, output_lines)
+    assert 0 < official < 1
+    assert res.score_all == pytest.approx(official, abs=1e-9)
+    d = res.as_dict()
+    assert d["score_all"] == pytest.approx(official, abs=1e-9)
+    assert d["score_all_zeroed"] is False
+    assert (d["fill_value"], d["fill_cosine"]) == (2.0, 0.0)
+    # The coverage-restricted figures use the four represented pairs only, under their own
+    # names, and differ from the official score.
+    cov = [system(a, b) for a, b, _ in pairs[:3]] + [system("bus", "tree")]
+    cov_gold = [3.5, 3.0, 1.0, 0.5]
+    assert d["pearson_covered"] == pytest.approx(np.corrcoef(cov, cov_gold)[0, 1])
+    assert d["score_covered"] != pytest.approx(d["score_all"])
+    assert "score" not in d and "pearson" not in d and "spearman" not in d
+
+
+def test_official_score_is_zero_by_rule_and_says_so() -> None:
+    # Cosines that fall as the gold rises: both correlations negative. The scorer prints 0,
+    # not the (negative) harmonic mean, and the result flags it.
+    ds = WordSimDataset("neg", ("en",), [("a", f"b{i}", g) for i, g in enumerate([0, 1, 3, 4])],
+                        scale=(0.0, 4.0))  # fmt: skip
+    res = evaluate_wordsim(ds, _space())
+    assert res.pearson_all < 0 and res.spearman_all < 0
+    d = res.as_dict()
+    assert d["score_all"] == 0.0 and d["score_all_zeroed"] is True
+    assert d["score_covered"] == 0.0 and d["score_covered_zeroed"] is True
+    # A space that represents no pair: a constant output, undefined correlations, 0 by the
+    # rule, every pair filled; the covered figures are absent, not 0.
+    none = evaluate_wordsim(_dataset(), (["x"], np.ones((1, 2))))
+    nd = none.as_dict()
+    assert (nd["found"], nd["filled"], nd["score_all"], nd["score_all_zeroed"]) == (0, 4, 0.0, True)
+    assert nd["pearson_all"] is None and nd["score_covered"] is None
+    assert nd["score_covered_zeroed"] is None
+
+
 def test_evaluate_correlates_cosines_with_gold() -> None:
     res = evaluate_wordsim(_dataset(), _space())
-    assert res.pearson == pytest.approx(np.corrcoef(COS, GOLD)[0, 1], abs=1e-6)
+    assert res.pearson_all == pytest.approx(np.corrcoef(COS, GOLD)[0, 1], abs=1e-6)
     # Ranks (4,3,2,1) vs (4,3,1,2): rho = 1 - 6 * 2 / (4 * 15) = 0.8.
-    assert res.spearman == pytest.approx(0.8)
-    assert res.score == pytest.approx(harmonic_mean(res.pearson, 0.8))
+    assert res.spearman_all == pytest.approx(0.8)
+    assert res.score_all == pytest.approx(semeval_score(res.pearson_all, 0.8))
+    # Full coverage: the covered figures equal the all-pairs ones.
+    assert res.pearson_covered == pytest.approx(res.pearson_all)
+    assert res.score_covered == pytest.approx(res.score_all)
     assert (res.found, res.total, res.coverage, res.filled) == (4, 4, 1.0, 0)
     assert set(res.as_dict()) == {
         "dataset",
         "languages",
-        "pearson",
-        "spearman",
-        "score",
+        "pearson_all",
+        "spearman_all",
+        "score_all",
+        "score_all_zeroed",
+        "pearson_covered",
+        "spearman_covered",
+        "score_covered",
+        "score_covered_zeroed",
         "found",
         "composed",
         "filled",
-        "evaluated",
         "total",
         "coverage",
-        "oov",
-        "oov_value",
+        "compose",
+        "fill_value",
+        "fill_cosine",
     }
 
 
-def test_oov_skip_versus_fill() -> None:
+def test_all_pairs_versus_covered_pairs() -> None:
     ds = _dataset([("a", "unknown", 0.5), ("missing", "b0", 3.5)])
-    skip = evaluate_wordsim(ds, _space())
-    assert (skip.found, skip.evaluated, skip.total) == (4, 4, 6)
-    assert skip.coverage == pytest.approx(4 / 6)
-    assert skip.pearson == pytest.approx(np.corrcoef(COS, GOLD)[0, 1], abs=1e-6)
-    fill = evaluate_wordsim(ds, _space(), oov="fill")
-    assert fill.oov_value == 2.0  # midpoint of [0, 4], i.e. cosine 0
-    assert (fill.found, fill.filled, fill.evaluated) == (4, 2, 6)
+    res = evaluate_wordsim(ds, _space())
+    assert (res.found, res.filled, res.total) == (4, 2, 6)
+    assert res.coverage == pytest.approx(4 / 6)
+    assert res.pearson_covered == pytest.approx(np.corrcoef(COS, GOLD)[0, 1], abs=1e-6)
+    assert res.fill_value == 2.0  # midpoint of [0, 4], i.e. cosine 0
     expected = np.corrcoef([*COS, 0.0, 0.0], [*GOLD, 0.5, 3.5])[0, 1]
-    assert fill.pearson == pytest.approx(expected, abs=1e-6)
-    top = evaluate_wordsim(ds, _space(), oov="fill", oov_value=4.0)  # cosine 1
-    assert top.pearson == pytest.approx(
+    assert res.pearson_all == pytest.approx(expected, abs=1e-6)
+    top = evaluate_wordsim(ds, _space(), fill_value=4.0)  # cosine 1
+    assert top.fill_cosine == 1.0
+    assert top.pearson_all == pytest.approx(
         np.corrcoef([*COS, 1.0, 1.0], [*GOLD, 0.5, 3.5])[0, 1], abs=1e-6
     )
-    assert fill.as_dict()["oov"] == "fill" and skip.as_dict()["oov_value"] is None
-    with pytest.raises(ConfigError, match="oov"):
-        evaluate_wordsim(ds, _space(), oov="zero")
-    with pytest.raises(ConfigError, match="oov_value"):
-        evaluate_wordsim(ds, _space(), oov_value=1.0)
+    assert top.pearson_covered == pytest.approx(res.pearson_covered)
+    # Fewer than 3 covered pairs: no covered figures, the official one all the same.
+    few = evaluate_wordsim(_dataset([("x", "y", 0.0)]), (["a", "b0", "b1"], _space()[1][:3]))
+    assert few.found == 2 and math.isnan(few.score_covered) and few.score_all >= 0.0
+    with pytest.raises(InputError, match="empty"):
+        evaluate_wordsim(WordSimDataset("flat", ("en",), [("a", "b0", 1.0)] * 3), _space())
 
 
-def test_multiword_entries_are_composed_from_their_parts() -> None:
+def test_multiword_entries_are_composed_only_when_asked() -> None:
     words = ["ice", "cream", "gelato", "sun", "moon", "star", "sky"]
     vecs = np.array(
         [[1, 0, 0], [0, 1, 0], [1, 1, 0.2], [0, 0, 1], [0.1, 0, 1], [0.5, 0.5, 0.5], [0, 1, 1]],
@@ -289,10 +389,11 @@ def test_multiword_entries_are_composed_from_their_parts() -> None:
             ("ice_tea", "cream", 1.0),
         ],
     )
-    res = evaluate_wordsim(ds, (words, vecs))
+    default = evaluate_wordsim(ds, (words, vecs))
+    assert (default.found, default.composed, default.compose) == (3, 0, False)
+    res = evaluate_wordsim(ds, (words, vecs), compose=True)
     assert (res.found, res.composed, res.total) == (4, 1, 5)  # 'tea' missing: no composition
-    no = evaluate_wordsim(ds, (words, vecs), compose=False)
-    assert (no.found, no.composed) == (3, 0)
+    assert res.as_dict()["compose"] is True
     # The composed vector is the mean of 'ice' and 'cream': cosine with gelato is ~0.99.
     mean = vecs[:2].mean(axis=0)
     cos = float(mean @ vecs[2] / (np.linalg.norm(mean) * np.linalg.norm(vecs[2])))
@@ -300,13 +401,40 @@ def test_multiword_entries_are_composed_from_their_parts() -> None:
         float(vecs[i] @ vecs[j] / np.linalg.norm(vecs[i]) / np.linalg.norm(vecs[j]))
         for i, j in [(3, 4), (5, 6), (0, 3)]
     ]
-    assert res.pearson == pytest.approx(np.corrcoef([cos, *others], [4, 3, 2, 0])[0, 1], abs=1e-6)
+    assert res.pearson_covered == pytest.approx(
+        np.corrcoef([cos, *others], [4, 3, 2, 0])[0, 1], abs=1e-6
+    )
     # A phrase vector in the vocabulary wins over composition.
     with_phrase = (
         [*words, "ice_cream"],
         np.vstack([vecs, np.array([[0, 0, -1]], dtype=np.float32)]),
     )
-    assert evaluate_wordsim(ds, with_phrase).composed == 0
+    assert evaluate_wordsim(ds, with_phrase, compose=True).composed == 0
+
+
+def test_wordsim_record_labels_composed_results(tmp_path: Path) -> None:
+    words = ["a", "b0", "b1", "b2", "b3", "x", "y"]
+    vecs = np.vstack([_space()[1], np.array([[1, 0], [0.5, 0.5]], dtype=np.float32)])
+    write_npy(words, vecs, tmp_path / "en")
+    ds = _dataset([("x_y", "a", 3.0)])
+    plain = wordsim_record(space_name="s", seed=1, spaces={"en": tmp_path / "en.npy"},
+                           datasets=[("toy", ds)], out_path=tmp_path / "p.json")  # fmt: skip
+    (p,) = plain["results"]
+    assert (plain["compose"], p["dataset"], p["found"], p["composed"]) == (False, "toy", 4, 0)
+    assert "score_all" in plain["measures"]
+    comp = wordsim_record(space_name="s", seed=1, spaces={"en": tmp_path / "en.npy"},
+                          datasets=[("toy", ds)], out_path=tmp_path / "c.json",
+                          compose=True)  # fmt: skip
+    (c,) = comp["results"]
+    assert (comp["compose"], c["dataset"], c["found"], c["composed"]) == (
+        True,
+        "toy-composed",
+        5,
+        1,
+    )
+    assert json.loads((tmp_path / "c.json").read_text())["results"][0]["dataset"] == (
+        "toy-composed"
+    )
 
 
 def test_crosslingual_uses_the_second_space_for_the_second_word() -> None:
@@ -337,19 +465,23 @@ def test_crosslingual_uses_the_second_space_for_the_second_word() -> None:
         cos([0.3, 1], [1, 0.3]),
         0.0,
     ]
-    assert res.pearson == pytest.approx(np.corrcoef(expected, [4, 4, 3, 0.5, 0])[0, 1])
-    with pytest.raises(InputError, match="only 1 of 5 pairs"):
-        evaluate_wordsim(ds, en)  # one joint space: the German words are not in it
+    assert res.pearson_all == pytest.approx(np.corrcoef(expected, [4, 4, 3, 0.5, 0])[0, 1])
+    # One joint space: the German words are not in it; only 'dog'-'dog' is represented.
+    joint = evaluate_wordsim(ds, en)
+    assert (joint.found, joint.filled) == (1, 4) and math.isnan(joint.pearson_covered)
     with pytest.raises(InputError, match="different dimension"):
         evaluate_wordsim(ds, en, (["hund"], np.ones((1, 3))))
 
 
 def test_lowercase_lookup_and_error_cases() -> None:
     words, vecs = _space()
-    upper = WordSimDataset("up", ("en",), [(w.upper(), b, g) for w, b, g in _dataset().pairs])
+    upper = WordSimDataset(
+        "up", ("en",), [(w.upper(), b, g) for w, b, g in _dataset().pairs], scale=(0.0, 4.0)
+    )
     assert evaluate_wordsim(upper, (words, vecs)).found == 4
-    with pytest.raises(InputError, match=r"only 0 of 4 pairs.*at least 3"):
-        evaluate_wordsim(upper, (words, vecs), lowercase=False)
+    assert evaluate_wordsim(upper, (words, vecs), lowercase=False).found == 0
+    with pytest.raises(InputError, match="2 pairs; expected at least 3"):
+        evaluate_wordsim(WordSimDataset("two", ("en",), _dataset().pairs[:2]), (words, vecs))
     with pytest.raises(InputError, match="matrix"):
         evaluate_wordsim(_dataset(), (words[:2], vecs))
     with pytest.raises(ConfigError, match="monolingual"):

@@ -46,6 +46,7 @@ def _map(tmp_path: Path, en: Path, xx: Path, train: list, recipe: str = "orthogo
             seed=1,
             out_stem=tmp_path / "mapped" / lang,
             stats_path=tmp_path / "mapped" / f"{lang}.json",
+            pair_path=tmp_path / "mapped" / f"{lang}.pair.npz",
             progress=False,
         )
     return tmp_path / "mapped"
@@ -58,6 +59,7 @@ def _select(tmp_path: Path, en: Path, xx: Path, mapped: Path, valid: list) -> di
         language="xx",
         hub="en",
         mapped=mapped / "xx.npy",
+        mapped_pair=mapped / "xx.pair.npz",
         unmapped=xx,
         hub_space=mapped / "en.npy",
         valid={"en-xx": tmp_path / "valid.txt", "xx-en": tmp_path / "valid.rev.txt"},
@@ -65,6 +67,7 @@ def _select(tmp_path: Path, en: Path, xx: Path, mapped: Path, valid: list) -> di
         out_stem=tmp_path / "sel" / "xx",
         vec_path=tmp_path / "sel" / "xx.vec",
         stats_path=tmp_path / "sel" / "xx.json",
+        pair_path=tmp_path / "sel" / "xx.pair.npz",
     )
 
 
@@ -129,6 +132,7 @@ def test_empty_training_dictionary_is_an_error_or_explicitly_unmapped(tmp_path: 
         seed=1,
         out_stem=tmp_path / "m" / "xx",
         stats_path=tmp_path / "m" / "xx.json",
+        pair_path=tmp_path / "m" / "xx.pair.npz",
         empty="keep-unmapped",
     )
     assert stats["mapped"] is False and "no pair with both words" in stats["reason"]
@@ -142,6 +146,7 @@ def test_empty_training_dictionary_is_an_error_or_explicitly_unmapped(tmp_path: 
         language="xx",
         hub="en",
         mapped=tmp_path / "m" / "xx.npy",
+        mapped_pair=tmp_path / "m" / "xx.pair.npz",
         unmapped=xx,
         hub_space=tmp_path / "mapped" / "en.npy",
         valid={},
@@ -150,6 +155,7 @@ def test_empty_training_dictionary_is_an_error_or_explicitly_unmapped(tmp_path: 
         out_stem=tmp_path / "sel" / "xx",
         vec_path=tmp_path / "sel" / "xx.vec",
         stats_path=tmp_path / "sel" / "xx.json",
+        pair_path=tmp_path / "sel" / "xx.pair.npz",
     )
     assert sel["chosen"] == "unmapped" and sel["reason"].startswith("not mapped:")
 
@@ -205,7 +211,7 @@ def test_wordsim_record(tmp_path: Path) -> None:
     )
     (res,) = rec["results"]
     assert res["dataset"] == "toy" and res["found"] == 3 and res["total"] == 4
-    assert res["spearman"] == pytest.approx(1.0)
+    assert res["spearman_covered"] == pytest.approx(1.0)
     assert rec["skipped"][0]["dataset"] == "toy-de"
 
 

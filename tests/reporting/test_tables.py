@@ -64,8 +64,12 @@ def bli_records(seeds: tuple[int, ...] = (1, 2)) -> list[dict]:
 
 
 def _ws(dataset: str, task: str, langs: list[str], score: float) -> dict[str, Any]:
-    return {"dataset": dataset, "task": task, "languages": langs, "pearson": score,
-            "spearman": score, "score": score, "found": 90, "total": 100}  # fmt: skip
+    # The covered-pairs figures differ from the all-pairs ones, so a table shows which.
+    return {"dataset": dataset, "task": task, "languages": langs, "pearson_all": score,
+            "spearman_all": score, "score_all": score, "score_all_zeroed": False,
+            "pearson_covered": score + 0.05, "spearman_covered": score + 0.05,
+            "score_covered": score + 0.05, "score_covered_zeroed": False,
+            "found": 90, "total": 100}  # fmt: skip
 
 
 def wordsim_records() -> list[dict]:
@@ -172,12 +176,41 @@ def test_wordsim_tables_match_paper_layout_and_shared_averages() -> None:
     assert t2.frame.loc["Aggregation", "monolingual"] == "0.650 ± 0.000"  # (0.7 + 0.6) / 2
     simlex = tables["wordsim_simlex999"]
     assert list(simlex.frame.columns) == ["en"]
-    assert simlex.frame.loc["X2S-MA", "en"] == "0.50 ± 0.00"
+    assert simlex.frame.loc["X2S-MA", "en"] == "0.55 ± 0.00"  # Spearman on covered pairs
     only_mono = [
         {**r, "results": [e for e in r["results"] if e["task"] == "monolingual"]}
         for r in wordsim_records()
     ]
     assert "table6" not in wordsim_tables(only_mono, spaces=SPACES)
+
+
+def test_wordsim_captions_name_the_measure_and_flag_scores_zeroed_by_rule() -> None:
+    recs = wordsim_records()
+    zeroed = {**recs[0]["results"][0], "score_all": 0.0, "score_all_zeroed": True}
+    recs[0]["results"][0] = zeroed  # x2s-m seed 1, en-de: both correlations negative
+    recs[0]["results"].append(_ws("semeval17-composed", "monolingual", ["en"], 0.9))
+    tables = wordsim_tables(recs, spaces=SPACES, names=NAMES)
+    for stem in ("table2", "table6", "table7"):
+        assert "(official score: harmonic mean of Pearson and Spearman over every pair" in (
+            tables[stem].caption
+        )
+        assert tables[stem].meta["measure"] == "score_all"
+    assert tables["table6"].frame.loc["X2S-M", "de-en"] == "0.36 ± 0.51"  # 0 and 0.72
+    assert (
+        "Scored 0 by the SemEval-2017 Task 2 scorer's rule (Pearson or Spearman not positive), "
+        "not a harmonic mean of 0: X2S-M de-en (seed 1)." in tables["table6"].footnotes
+    )
+    simlex = tables["wordsim_simlex999"].caption
+    assert "Spearman's rho on the pairs in vocabulary only, coverage-restricted" in simlex
+    assert "official" not in simlex and not tables["wordsim_simlex999"].footnotes[1:]
+    composed = tables["wordsim_semeval17-composed"]
+    assert "multiword entries composed from their words" in composed.caption
+    assert "official score" not in composed.caption
+    assert composed.frame.loc["X2S-M", "en"] == "0.90‡"  # one seed of two
+    # Asking for the covered figures names them so on the SemEval tables too.
+    cov = wordsim_tables(recs, spaces=SPACES, names=NAMES, measure="score_covered")
+    assert "official score:" not in cov["table2"].caption
+    assert "pairs in vocabulary only" in cov["table2"].caption
 
 
 def test_markdown_structure() -> None:
@@ -245,7 +278,7 @@ def test_load_records_and_errors(tmp_path: Path) -> None:
             {"dataset": "d", "task": "both", "languages": ["en"]}]})])  # fmt: skip
     # languages may also come "-"-joined, and the task follows from their number.
     [ws] = load_records([dump("joined.json", {"space": "s", "seed": 1, "results": [
-        {"dataset": "semeval17", "languages": "en-de", "score": 0.5}]})])  # fmt: skip
+        {"dataset": "semeval17", "languages": "en-de", "score_all": 0.5}]})])  # fmt: skip
     assert list(wordsim_tables([ws])["table6"].frame.columns) == ["de-en", "avg"]
     with pytest.raises(InputError, match=r"langs\.json: results\[0\]: languages"):
         load_records([dump("langs.json", {"space": "s", "seed": 1, "results": [
@@ -265,8 +298,11 @@ def test_load_records_and_errors(tmp_path: Path) -> None:
         bli_summary([rec], metric="p@20")
     with pytest.raises(InputError, match="duplicate BLI record"):
         bli_summary(bli_records() + bli_records()[:1])
-    with pytest.raises(InputError, match=r"results\[0\]: missing key 'score'"):
+    with pytest.raises(InputError, match=r"results\[0\]: missing key 'spearman_covered'"):
         wordsim_tables([{"space": "s", "seed": 1, "results": [
             {"dataset": "d", "task": "monolingual", "languages": ["en"]}]}])  # fmt: skip
+    with pytest.raises(InputError, match=r"results\[0\]: missing key 'score_all'"):
+        wordsim_tables([{"space": "s", "seed": 1, "results": [  # a record of the old layout
+            {"dataset": "semeval17", "languages": ["en"], "score": 0.5}]}])  # fmt: skip
     with pytest.raises(ConfigError, match="share the name"):
         bli_summary(bli_records(), names={"x2s-m": "A", "x2s-ma": "A"})

@@ -1,4 +1,5 @@
-"""Teacher cache: context formulas, round trip, kill-and-resume, config changes, errors."""
+"""Teacher cache: context formulas (the paper's wording, X2Static's public code), round
+trip, kill-and-resume, config changes, errors."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def _all_arrays(cache: TeacherCache) -> tuple[np.ndarray, np.ndarray]:
     return cache.batch(np.arange(cache.n_sentences))
 
 
-@pytest.mark.parametrize("context", ["others", "all"])
+@pytest.mark.parametrize("context", ["others", "all-words"])
 def test_context_vectors_match_brute_force(tiny: Path, tmp_path: Path, context: str) -> None:
     txt = _corpus(tmp_path / "xx.txt", CORPUS)
     vocab = _vocab(txt)
@@ -85,7 +86,7 @@ def test_context_vectors_match_brute_force(tiny: Path, tmp_path: Path, context: 
             if v is None or (context == "others" and n == 1):
                 continue
             exp_ids.append(v)
-            if context == "all":
+            if context == "all-words":
                 exp_ctx.append(vec.sum(0) / n)
             else:
                 exp_ctx.append((vec.sum(0) - vec[j]) / (n - 1))
@@ -100,6 +101,83 @@ def test_context_vectors_match_brute_force(tiny: Path, tmp_path: Path, context: 
     assert cache.meta["layer"] == 2 and cache.meta["context"] == context
     assert cache.meta["dim"] == 16 and cache.meta["n_shards"] == 3
     assert not (out / "build.json").exists()
+
+
+def _public_x2static_contexts(encoder_dir: Path, lines: list[str], layer: int, max_len: int):
+    """A restatement of X2Static's public sentence-level code (``learn_from_bert_ver2.py``,
+    github.com/epfml/X2Static): "[CLS] sentence [SEP]" tokenised as text, cut to the first
+    MAX_LEN - 1 tokens plus [SEP], padded batch with an attention mask, the states summed
+    over the first ``sent_length`` positions and divided by ``sent_length``. The public code
+    reads ``outputs[0]`` (the last layer); ``layer`` picks ``hidden_states[layer]``."""
+    import torch
+    from transformers import BertModel, BertTokenizer
+
+    tokenizer = BertTokenizer.from_pretrained(encoder_dir, local_files_only=True)
+    model = BertModel.from_pretrained(encoder_dir, local_files_only=True).eval()
+    tokenized = []
+    for line in lines:
+        tokens = tokenizer.tokenize("[CLS] " + " ".join(line.split()) + " [SEP]")
+        if len(tokens) > max_len:
+            tokens = [*tokens[: max_len - 1], "[SEP]"]
+        tokenized.append(tokens)
+    width = max(len(t) for t in tokenized)
+    masks = torch.tensor([[1] * len(t) + [0] * (width - len(t)) for t in tokenized])
+    lengths = torch.tensor([len(t) for t in tokenized]).view(-1, 1)
+    padded = [t + (width - len(t)) * ["[PAD]"] for t in tokenized]
+    ids = torch.tensor([tokenizer.convert_tokens_to_ids(t) for t in padded])
+    with torch.no_grad():
+        outputs = model(ids, attention_mask=masks, output_hidden_states=True)
+        encoded = outputs[0] if layer == model.config.num_hidden_layers else None
+        if encoded is None:
+            encoded = outputs.hidden_states[layer]
+        else:
+            assert torch.equal(encoded, outputs.hidden_states[layer])
+        mask = (torch.arange(width)[None, :] < lengths).unsqueeze(2).float()
+        return (torch.sum(encoded * mask, 1) / lengths.float()).numpy()
+
+
+@pytest.mark.parametrize(("layer", "max_length"), [(3, 200), (2, 200), (3, 8)])
+def test_x2static_code_context_is_the_public_codes_sentence_mean(
+    tiny: Path, tmp_path: Path, layer: int, max_length: int
+) -> None:
+    lines = [line for line in CORPUS if line.strip()]
+    txt = _corpus(tmp_path / "xx.txt", CORPUS)
+    vocab = _vocab(txt)
+    out = build_teacher_cache(
+        txt, vocab, tiny, tmp_path / "cache", layer=layer, context="x2static-code",
+        max_length=max_length, batch_tokens=64, shard_sentences=5, progress=False,
+    )  # fmt: skip
+    cache = TeacherCache(out)
+    contexts = _public_x2static_contexts(tiny, lines, layer, max_length)
+    public = dict(zip(lines, contexts, strict=True))
+    total = 0
+    for i, line in enumerate(CORPUS):
+        ids, ctx = cache.sentence(i)
+        # every in-vocabulary occurrence is a target, even the one-word sentence "moon" and
+        # words cut off by max_length, as in the public code
+        expected_ids = [vocab.lookup(w) for w in tokens_of(line) if vocab.lookup(w) is not None]
+        assert ids.tolist() == expected_ids, line
+        total += len(ids)
+        if len(ids):
+            want = np.broadcast_to(public[line], ctx.shape)
+            np.testing.assert_allclose(ctx.astype(np.float64), want, rtol=2e-3, atol=2e-3)
+    assert cache.n_occurrences == total
+    assert cache.meta["counts"]["skipped_single_word"] == 0
+    assert cache.meta["context"] == "x2static-code"
+    if max_length == 8:
+        assert cache.meta["counts"]["truncated_sentences"] > 0
+    # The word-level mean (formerly `all`, described as the public code's) is another thing.
+    words = build_teacher_cache(
+        txt, vocab, tiny, tmp_path / "words", layer=layer, context="all-words", progress=False
+    )
+    a, b = _all_arrays(cache)[1], _all_arrays(TeacherCache(words))[1]
+    assert a.shape == b.shape and not np.allclose(a, b, atol=1e-2)
+
+
+def test_removed_context_all_names_its_replacements(tiny: Path, tmp_path: Path) -> None:
+    txt = _corpus(tmp_path / "xx.txt", CORPUS)
+    with pytest.raises(ConfigError, match=r"renamed.*all-words.*x2static-code"):
+        build_teacher_cache(txt, _vocab(txt), tiny, tmp_path / "c", layer=1, context="all")
 
 
 def test_round_trip_sentence_and_batch(tiny: Path, tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 # Cross-lingual mapping (paper section 3.1): gold dictionaries split into train/valid/test,
-# VecMap mapping of every language into the hub's space, the paper's induced-dictionary
+# VecMap mapping of every language into the hub's space (plus a pair file: the pair's own
+# mapped spaces, where BLI, selection and induction retrieve), the paper's induced-dictionary
 # route (an unsupervised VecMap space -> induced dictionaries), and per-language selection
 # of the mapped or unmapped space by validation BLI (X2S-M -> X2S-MA).
 
@@ -47,6 +48,7 @@ rule map_space:
     output:
         npy=f"{RES}/aligned/seed{{seed}}/{{method}}/{{lang}}.npy",
         words=f"{RES}/aligned/seed{{seed}}/{{method}}/{{lang}}.vocab.txt",
+        pair=f"{RES}/aligned/seed{{seed}}/{{method}}/{{lang}}.pair.npz",
         stats=f"{RES}/aligned/seed{{seed}}/{{method}}/{{lang}}.json",
     log:
         log_path("map_space", "seed{seed}", "{method}", "{lang}"),
@@ -66,6 +68,7 @@ rule map_space:
         recipe=config["align"]["recipe"],
         options=config["align"]["options"],
         empty=config["align"]["empty_dictionary"],
+        degenerate=config["align"]["degenerate_dictionary"],
         heldout=lambda wc: (
             bli_dictionaries(wc.seed, wc.lang, "test") if wc.lang != HUB else {}
         ),
@@ -83,6 +86,7 @@ rule map_space:
 rule select_space:
     input:
         mapped=lambda wc: aligned_output(wc.space, "npy", wc.seed, wc.lang),
+        mapped_pair=lambda wc: aligned_output(wc.space, "pair", wc.seed, wc.lang),
         unmapped=lambda wc: static_space(ALIGNED[wc.space], wc.seed, wc.lang),
         mapped_stats=lambda wc: aligned_output(wc.space, "stats", wc.seed, wc.lang),
         hub=lambda wc: aligned_output(wc.space, "npy", wc.seed, HUB),
@@ -95,6 +99,7 @@ rule select_space:
         vec=f"{RES}/spaces/seed{{seed}}/{{space}}/{{lang}}.vec",
         npy=f"{RES}/spaces/seed{{seed}}/{{space}}/{{lang}}.npy",
         words=f"{RES}/spaces/seed{{seed}}/{{space}}/{{lang}}.vocab.txt",
+        pair=f"{RES}/spaces/seed{{seed}}/{{space}}/{{lang}}.pair.npz",
         stats=f"{RES}/spaces/seed{{seed}}/{{space}}/{{lang}}.json",
     log:
         log_path("select_space", "seed{seed}", "{space}", "{lang}"),
@@ -131,6 +136,7 @@ rule map_unsupervised:
     output:
         npy=f"{RES}/spaces/seed{{seed}}/{UNSUP}/{{lang}}.npy",
         words=f"{RES}/spaces/seed{{seed}}/{UNSUP}/{{lang}}.vocab.txt",
+        pair=f"{RES}/spaces/seed{{seed}}/{UNSUP}/{{lang}}.pair.npz",
         stats=f"{RES}/spaces/seed{{seed}}/{UNSUP}/{{lang}}.json",
     log:
         log_path("map_unsupervised", "seed{seed}", "{lang}"),
@@ -146,13 +152,14 @@ rule map_unsupervised:
     params:
         hub=HUB,
         induce=config["align"]["induce"],
+        degenerate=config["align"]["degenerate_dictionary"],
     script:
         "../scripts/map_unsupervised.py"
 
 
 rule induce_dictionary:
     input:
-        space=rules.map_unsupervised.output.npy,
+        pair=rules.map_unsupervised.output.pair,
         hub=output_path(rules.map_unsupervised, "npy", seed="{seed}", lang=HUB),
     output:
         dic=f"{RES}/dictionaries/induced/seed{{seed}}/{{lang}}.txt",

@@ -10,6 +10,17 @@ rule bli:
         dictionaries=lambda wc: list(
             bli_dictionaries(wc.seed, wc.lang, "test").values()
         ),
+        # A mapped space is scored in the pair's own mapped spaces (VecMap's protocol).
+        pair=lambda wc: (
+            [space_output(wc.space, "pair", wc.seed, wc.lang)]
+            if wc.space in ALIGNED or wc.space == UNSUP
+            else []
+        ),
+        alignment=lambda wc: (
+            [space_output(wc.space, "stats", wc.seed, wc.lang)]
+            if wc.space in ALIGNED or wc.space == UNSUP
+            else []
+        ),
     output:
         stats=f"{RES}/eval/seed{{seed}}/bli/{{space}}/{{lang}}.json",
     log:
@@ -59,7 +70,7 @@ rule wordsim:
     params:
         languages=LANGS,
         english_sets=config["evaluate"]["wordsim"]["english_sets"],
-        oov=config["evaluate"]["wordsim"]["oov"],
+        compose=config["evaluate"]["wordsim"]["compose"],
     script:
         "../scripts/wordsim.py"
 

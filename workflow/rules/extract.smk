@@ -61,6 +61,12 @@ rule x2static:
     input:
         cache=lambda wc: teacher_meta(wc.seed, wc.lang),
         vocab=lambda wc: vocab_tsv(wc.seed, wc.lang),
+        # extract.init: aggregation starts every word from its aggregation vector.
+        init=lambda wc: (
+            [output_path(rules.aggregate, "npy", **dict(wc.items()))]
+            if config["extract"]["init"] == "aggregation"
+            else []
+        ),
     output:
         vec=f"{RES}/static/seed{{seed}}/x2s-m/{{lang}}.vec",
         npy=f"{RES}/static/seed{{seed}}/x2s-m/{{lang}}.npy",
@@ -90,6 +96,7 @@ rule x2static:
                 "checkpoint_every_batches",
             )
         },
+        init="vectors" if config["extract"]["init"] == "aggregation" else "uniform",
         checkpoint=lambda wc: wp.sidecar(
             output_path(rules.x2static, "npy", **dict(wc.items())), ".checkpoint"
         ),

@@ -1,4 +1,4 @@
-"""Snakemake job: induce a hub-language dictionary from two aligned spaces."""
+"""Snakemake job: induce a hub-language dictionary in the pair's own mapped spaces."""
 
 from xlalign.mapping.induction import induce
 from xlalign.workflow.jobscript import job_logging
@@ -8,7 +8,7 @@ with job_logging(snakemake):
     induce(
         language=snakemake.wildcards.lang,
         hub=snakemake.params.hub,
-        mapped_space=snakemake.input.space,
+        pair=snakemake.input.pair,
         hub_space=snakemake.input.hub,
         out_path=snakemake.output.dic,
         stats_path=snakemake.output.stats,

@@ -16,7 +16,9 @@ with job_logging(snakemake):
         seed=int(snakemake.wildcards.seed),
         out_stem=snakemake.output.npy,
         stats_path=snakemake.output.stats,
+        pair_path=snakemake.output.pair,
         empty=snakemake.params.empty,
+        degenerate=snakemake.params.degenerate,
         heldout=snakemake.params.heldout,
         overlap=snakemake.params.overlap,
     )

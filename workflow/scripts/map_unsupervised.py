@@ -18,6 +18,8 @@ with job_logging(snakemake):
         seed=int(snakemake.wildcards.seed),
         out_stem=snakemake.output.npy,
         stats_path=snakemake.output.stats,
+        pair_path=snakemake.output.pair,
+        degenerate=snakemake.params.degenerate,
         max_words=ind["max_words"] if fasttext else None,
         lowercase=ind["lowercase"] and fasttext,
     )

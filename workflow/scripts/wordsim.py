@@ -17,5 +17,5 @@ with job_logging(snakemake):
         spaces=dict(zip(p.languages, snakemake.input.spaces, strict=True)),
         datasets=datasets,
         out_path=snakemake.output[0],
-        oov=p.oov,
+        compose=p.compose,
     )

@@ -19,6 +19,11 @@ with job_logging(snakemake):
         stats_path=out.stats,
         checkpoint_dir=snakemake.params.checkpoint,
         language=snakemake.wildcards.lang,
-        args=X2StaticArgs(seed=int(snakemake.wildcards.seed), **snakemake.params.args),
+        args=X2StaticArgs(
+            seed=int(snakemake.wildcards.seed),
+            init=snakemake.params.init,
+            init_vectors=snakemake.input.init[0] if snakemake.input.init else None,
+            **snakemake.params.args,
+        ),
     )
     run_x2static_job(job, gpus=int(snakemake.resources.get("gpu", 0) or 0))

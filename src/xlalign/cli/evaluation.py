@@ -24,6 +24,17 @@ def add_bli(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--oov", choices=["skip", "miss"], default="skip")
     p.add_argument("--lowercase", action="store_true", help="lowercase the dictionary")
     p.add_argument("--output", "-o", help="also write the results JSON here")
+    p.add_argument(
+        "--pair",
+        help="a workflow pair file (aligned/.../xx.pair.npz): score in the pair's own mapped "
+        "spaces, VecMap's protocol; the other file is then the hub's (normalised) space",
+    )
+    p.add_argument(
+        "--pair-side",
+        choices=["src", "trg"],
+        default="src",
+        help="which side the --pair language is on (default: src)",
+    )
     p.add_argument("--device")
     p.set_defaults(func=_cmd_bli)
 
@@ -32,8 +43,15 @@ def _cmd_bli(args: argparse.Namespace) -> None:
     from xlalign.evaluation.bli import evaluate_bli, read_dictionary
     from xlalign.static.vectors import load_space
 
-    (sw, sv), _ = load_space(args.src)
-    (tw, tv), _ = load_space(args.trg)
+    if args.pair:
+        from xlalign.mapping.pairs import pair_spaces
+
+        hub, _ = load_space(args.trg if args.pair_side == "src" else args.src)
+        lang, hub_side, _ = pair_spaces(args.pair, hub)
+        (sw, sv), (tw, tv) = (lang, hub_side) if args.pair_side == "src" else (hub_side, lang)
+    else:
+        (sw, sv), _ = load_space(args.src)
+        (tw, tv), _ = load_space(args.trg)
     dic = read_dictionary(args.dictionary, lowercase=args.lowercase)
     out = {}
     for retrieval in args.retrieval:
@@ -64,7 +82,12 @@ def add_wordsim(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--dataset", action="append", help="a similarity file (SimLex/WS353/RG/MEN)")
     p.add_argument("--semeval", help="the SemEval-2017 Task 2 zip")
-    p.add_argument("--oov", choices=["skip", "fill"], default="skip")
+    p.add_argument(
+        "--compose",
+        action="store_true",
+        help="stand in the mean of its words' vectors for a multiword entry not in the "
+        "vocabulary (labels become <dataset>-composed)",
+    )
     p.add_argument("--name", default="space", help="the space's name in the record")
     p.add_argument("--output", "-o", required=True, help="the record JSON")
     p.set_defaults(func=_cmd_wordsim)
@@ -89,7 +112,7 @@ def _cmd_wordsim(args: argparse.Namespace) -> None:
         spaces=spaces,
         datasets=datasets,
         out_path=args.output,
-        oov=args.oov,
+        compose=args.compose,
     )
     json.dump(record, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
     sys.stdout.write("\n")

@@ -46,7 +46,9 @@ def add_map(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--hub",
         action="store_true",
-        help="keep the target in its own (normalised) space and express the source in it",
+        help="keep the target in its own (normalised) space and express the source in it "
+        "(the workflow's hub space; cosine BLI of these outputs is VecMap's only for "
+        "orthogonal recipes)",
     )
     p.add_argument("--max-words", type=int, help="read only the most frequent rows")
     p.add_argument("--seed", type=int, default=0)

@@ -28,7 +28,12 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=["x2s-m", "aggregate"], default="x2s-m")
     p.add_argument("--layer", type=int, default=6)
     p.add_argument("--pooling", choices=["mean", "first", "last"], default="mean")
-    p.add_argument("--context", choices=["others", "all"], default="others")
+    p.add_argument(
+        "--context",
+        choices=["others", "all-words", "x2static-code"],
+        default="others",
+        help="others: the paper's wording; x2static-code: X2Static's public code",
+    )
     p.add_argument("--min-count", type=int, default=10)
     p.add_argument("--max-vocab", type=int, default=200_000)
     p.add_argument("--keep-case", action="store_true", help="do not lowercase the vocabulary")
@@ -162,7 +167,10 @@ def add_x2static(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--seed", type=int, default=unset)
     t.add_argument("--checkpoint-every-batches", type=int, default=unset, help="0: epoch ends")
     t.add_argument("--log-every", type=int, default=unset, help="batches per loss-curve point")
-    t.add_argument("--init", choices=["uniform"], default=unset)
+    t.add_argument("--init", choices=["uniform", "vectors"], default=unset)
+    t.add_argument(
+        "--init-vectors", default=unset, help="with --init vectors: the space whose rows start"
+    )
     t.add_argument("--device", default=unset, help="torch device (default: cuda if visible)")
     t.add_argument("--keep-checkpoint", action="store_true", default=unset)
     p.set_defaults(func=_cmd_x2static)

@@ -13,10 +13,19 @@ Conventions, for the hub language ``en`` and another language ``xx``:
 * forward files are ``en-xx`` (English source words), reverse files ``xx-en``;
 * a split is made over *source words*: all translations of a source word go to the same
   part, so no test query was seen in training;
-* the reverse test/validation dictionaries are the inverted forward ones (or MUSE's own
-  ``xx-en`` files), minus every ``xx`` word that occurs in the training dictionary: the
-  mapping is fitted on the training pairs in both directions, so such a word would be a
-  seen query (the *overlap policy*; counted, logged, or an error with ``overlap="error"``);
+* the reverse test/validation dictionaries the project makes are the inverted forward
+  ones minus every ``xx`` word that occurs in the training dictionary: the mapping is
+  fitted on the training pairs in both directions, so such a word would be a seen query
+  (the *overlap policy*, ``dictionaries.split.overlap``: dropped and counted, or an error
+  with ``overlap="error"``);
+* given (official) test or validation files, such as MUSE's ``en-xx.5000-6500`` and
+  ``xx-en.5000-6500``, are used exactly as given, in both directions, so that scores stay
+  comparable with MUSE's and the papers': the overlap policy does not apply to them. Their
+  overlap with the training dictionary (query words that are training words on the same
+  side, and pairs that are training pairs) is counted and reported in the split's stats
+  (``training_overlap``), never removed. MUSE's ``en-xx`` files are disjoint by source
+  word (ranks 0-5000 against 5000-6500), but the targets of ``en-xx.0-5000`` may be
+  queries of ``xx-en.5000-6500``;
 * only pairs with both words in the vocabularies take part in a split of a package
   dictionary (otherwise most test words would be out of vocabulary on a small corpus);
   given test files (MUSE) are used as they are, and evaluation reports their coverage.
@@ -115,6 +124,23 @@ def drop_seen_sources(
     return [p for p in pairs if p[0] not in leaked_set], len(leaked)
 
 
+def training_overlap(pairs: Iterable[Pair], train: Iterable[Pair], *, reverse: bool) -> dict:
+    """How much of an evaluation dictionary the training dictionary already holds.
+
+    ``source_words``: query words of ``pairs`` that occur on the same language's side of
+    ``train``; ``pairs``: pairs of ``pairs`` that are training pairs. ``reverse``: ``pairs``
+    run ``xx-en`` while ``train`` runs ``en-xx``.
+    """
+    train = list(train)
+    seen_words = target_words(train) if reverse else source_words(train)
+    seen_pairs = set(invert(train)) if reverse else set(train)
+    unique = set(pairs)
+    return {
+        "source_words": len(source_words(unique) & seen_words),
+        "pairs": sum(p in seen_pairs for p in unique),
+    }
+
+
 @dataclass(frozen=True)
 class SplitSizes:
     """How many source words go to test and validation (the rest is training).
@@ -192,10 +218,13 @@ def split_dictionary(
 
     ``src_vocab`` (in frequency order; ``max_rank`` keeps its most frequent words) and
     ``tgt_vocab`` restrict the pool to pairs both of whose words have vectors. Given
-    ``test``/``valid`` pairs (MUSE's files) are used as they are, and their source words
-    are removed from the pool; missing parts are drawn from the pool by a seeded shuffle of
-    its source words. Reverse parts default to the inverted forward ones. Every reverse
-    source word that is a target word of the training part is dropped (``overlap``).
+    ``test``/``valid``/``reverse_test``/``reverse_valid`` pairs (MUSE's files) are used
+    exactly as given, and the source words of the given forward parts are removed from the
+    pool; missing parts are drawn from the pool by a seeded shuffle of its source words.
+    Reverse parts default to the inverted forward ones. In the parts made here, every query
+    word seen in training (for a reverse part: a target word of the training part) is
+    dropped, or raises with ``overlap="error"``; in given parts it is only counted
+    (``stats["training_overlap"]``).
     """
     sizes = sizes or SplitSizes()
     vocab = src_vocab[:max_rank] if (src_vocab is not None and max_rank) else src_vocab
@@ -222,23 +251,52 @@ def split_dictionary(
         valid if valid is not None else [p for p in pool_pairs if p[0] in valid_words]
     )
 
-    trained_targets = target_words(train)
-    rev_test = list(reverse_test) if reverse_test is not None else invert(test_pairs)
-    rev_valid = list(reverse_valid) if reverse_valid is not None else invert(valid_pairs)
-    rev_test, leaked_test = drop_seen_sources(
-        rev_test, trained_targets, what=f"{name} (reverse test)", policy=overlap
-    )
-    rev_valid, leaked_valid = drop_seen_sources(
-        rev_valid, trained_targets, what=f"{name} (reverse validation)", policy=overlap
-    )
-    # The forward parts are disjoint from training by construction; given files are checked.
-    trained_sources = source_words(train)
-    test_pairs, leaked_fwd_test = drop_seen_sources(
-        test_pairs, trained_sources, what=f"{name} (test)", policy=overlap
-    )
-    valid_pairs, leaked_fwd_valid = drop_seen_sources(
-        valid_pairs, trained_sources, what=f"{name} (validation)", policy=overlap
-    )
+    rev_test = sorted(set(reverse_test)) if reverse_test is not None else invert(test_pairs)
+    rev_valid = sorted(set(reverse_valid)) if reverse_valid is not None else invert(valid_pairs)
+    parts = {
+        "test": test_pairs,
+        "valid": valid_pairs,
+        "reverse_test": rev_test,
+        "reverse_valid": rev_valid,
+    }
+    given = {
+        "test": test is not None,
+        "valid": valid is not None,
+        "reverse_test": reverse_test is not None,
+        "reverse_valid": reverse_valid is not None,
+    }
+    hub_side, _, other_side = name.partition("-")
+    overlap_stats: dict[str, dict[str, Any]] = {}
+    dropped: dict[str, int] = {}
+    for part, pairs in parts.items():
+        reverse = part.startswith("reverse_")
+        counts = training_overlap(pairs, train, reverse=reverse)
+        if given[part]:
+            # An official test set is used as given: the overlap is counted, never removed.
+            action, dropped[part] = "kept (given)", 0
+            if counts["source_words"]:
+                log.info(
+                    "%s (%s, given): %d query word(s) also occur in the training dictionary; "
+                    "kept as given",
+                    name,
+                    part,
+                    counts["source_words"],
+                )
+        else:
+            # A part made here: the overlap policy. The forward parts are disjoint from
+            # training by construction (split over source words).
+            seen = target_words(train) if reverse else source_words(train)
+            what = f"{name} ({part.replace('_', ' ').replace('valid', 'validation')})"
+            parts[part], dropped[part] = drop_seen_sources(pairs, seen, what=what, policy=overlap)
+            action = "dropped" if dropped[part] else "none"
+        if not reverse:
+            direction = name
+        else:
+            direction = f"{other_side}-{hub_side}" if other_side else f"{name} (reverse)"
+        overlap_stats[part] = {"direction": direction, "given": given[part], **counts}
+        overlap_stats[part]["action"] = action
+    test_pairs, valid_pairs = parts["test"], parts["valid"]
+    rev_test, rev_valid = parts["reverse_test"], parts["reverse_valid"]
     stats: dict[str, Any] = {
         "pool_pairs": len(pool),
         "pool_pairs_in_vocabulary": len(restricted),
@@ -252,19 +310,13 @@ def split_dictionary(
             "valid_fraction": sizes.valid_fraction,
             "valid_max_words": sizes.valid_max_words,
         },
-        "given": {
-            "test": test is not None,
-            "valid": valid is not None,
-            "reverse_test": reverse_test is not None,
-            "reverse_valid": reverse_valid is not None,
-        },
+        "given": given,
+        # Applies to the parts made here only; given parts are kept as given.
         "overlap_policy": overlap,
-        "overlap_dropped_source_words": {
-            "test": leaked_fwd_test,
-            "valid": leaked_fwd_valid,
-            "reverse_test": leaked_test,
-            "reverse_valid": leaked_valid,
-        },
+        "overlap_dropped_source_words": dropped,
+        # Per part (direction): query words / pairs that also occur in the training part,
+        # counted before any drop.
+        "training_overlap": overlap_stats,
     }
     for part, pairs in (
         ("train", train),

@@ -10,6 +10,10 @@ gives it at layer ``L``. This module provides that, fast:
 * :func:`word_vectors` tokenises each sentence as a whole with ``is_split_into_words``
   (so every word is seen in its context), batches sentences by subword length to keep
   padding low, and pools the subword vectors of each word (mean, first or last).
+* :func:`sentence_token_means` gives, per sentence, the mean of the layer-``L`` states of
+  *all* its subword tokens, special tokens included and padding excluded: the context
+  vector of X2Static's public sentence-level code (``learn_from_bert_ver2.py``,
+  ``learn_from_roberta_ver2.py``), which reads the last layer.
 
 Truncation policy: a sentence longer than ``max_length`` subwords (special tokens
 included) is cut; a word gets a vector only if *all* its subwords fit. Words cut off, and
@@ -19,6 +23,7 @@ stay aligned with the input words) and are counted in :class:`WordVectorStats`.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -315,10 +320,84 @@ def word_vectors(
     Results are buffered until the next sentence in input order is ready, so pass chunks
     of a corpus, not all of it, to keep memory bounded.
     """
-    import torch
-
     if pooling not in POOLINGS:
         raise ConfigError(f"pooling: expected one of {POOLINGS}, got {pooling!r}")
+    dim = int(model.config.hidden_size)
+
+    def pool(hidden: Any, members: list[_Encoded]) -> list[np.ndarray]:
+        flat = hidden.reshape(-1, dim).float()
+        pooled = _pool(flat, members, hidden.shape[1], pooling, hidden.device)
+        bounds = np.cumsum([0] + [e.n_words for e in members])
+        return [pooled[a:b] for a, b in itertools.pairwise(bounds)]
+
+    def empty(e: _Encoded) -> np.ndarray:
+        return np.full((e.n_words, dim), np.nan, dtype=np.float32)
+
+    yield from _run_in_order(
+        sentences, tokenizer, model, pool, empty, max_length, batch_tokens, stats
+    )
+
+
+def sentence_token_means(
+    sentences: Sequence[Sequence[str]],
+    tokenizer: Any,
+    model: Any,
+    *,
+    max_length: int = 200,
+    batch_tokens: int = 8192,
+    stats: WordVectorStats | None = None,
+) -> Iterator[np.ndarray]:
+    """Yield, in input order, a float32 ``(dim,)`` vector per sentence: the mean of the
+    model's output states over *every* subword token of the sentence, special tokens
+    (``[CLS]``/``[SEP]``, ``<s>``/``</s>``) included, padding excluded.
+
+    This is the context vector of X2Static's public sentence-level code (Gupta and Jaggi
+    2021, ``learn_from_bert_ver2.py`` / ``learn_from_roberta_ver2.py``): the sum of the
+    last layer's states masked to the sentence's tokens, divided by its token count; every
+    word of the sentence, the target included, contributes all its subwords. Here the
+    state is the truncated encoder's output (layer ``L``; the public code's when ``L`` is
+    the last layer). Sentences are tokenised and cut to ``max_length`` as in
+    :func:`word_vectors` (the special tokens are kept, as the public code keeps the
+    closing one); an empty sentence gives a row of NaN. The mean is taken in float32.
+    """
+    dim = int(model.config.hidden_size)
+
+    def mean(hidden: Any, members: list[_Encoded]) -> list[np.ndarray]:
+        import torch
+
+        lengths = torch.tensor([len(e.ids) for e in members], device=hidden.device)
+        keep = torch.arange(hidden.shape[1], device=hidden.device)[None, :] < lengths[:, None]
+        total = (hidden.float() * keep[:, :, None]).sum(dim=1)
+        means = (total / lengths[:, None]).cpu().numpy().astype(np.float32, copy=False)
+        return list(means)
+
+    def empty(e: _Encoded) -> np.ndarray:
+        return np.full(dim, np.nan, dtype=np.float32)
+
+    yield from _run_in_order(
+        sentences, tokenizer, model, mean, empty, max_length, batch_tokens, stats
+    )
+
+
+def _run_in_order(
+    sentences: Sequence[Sequence[str]],
+    tokenizer: Any,
+    model: Any,
+    reduce: Any,
+    empty: Any,
+    max_length: int,
+    batch_tokens: int,
+    stats: WordVectorStats | None,
+) -> Iterator[np.ndarray]:
+    """Encode sentences in length-sorted, padded batches and yield ``reduce``'s result per
+    sentence in input order (``empty(encoded)`` for a sentence without tokens).
+
+    ``reduce(hidden [B, width, dim], members)`` returns one array per member; padding
+    positions of ``hidden`` (beyond ``len(member.ids)``) are masked in attention and must
+    be ignored by ``reduce``.
+    """
+    import torch
+
     if max_length < 3:
         raise ConfigError(f"max_length: expected at least 3 subwords, got {max_length}")
     limit = _max_positions(tokenizer, model)
@@ -329,7 +408,6 @@ def word_vectors(
         raise ConfigError(f"batch_tokens: expected a positive number, got {batch_tokens}")
     stats = stats if stats is not None else WordVectorStats()
     encoded = _encode(sentences, tokenizer, max_length, stats)
-    dim = int(model.config.hidden_size)
     device = next(model.parameters()).device
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
 
@@ -338,7 +416,7 @@ def word_vectors(
     todo = [i for i, e in enumerate(encoded) if e.ids]
     for i, e in enumerate(encoded):
         if not e.ids:
-            ready[i] = np.full((e.n_words, dim), np.nan, dtype=np.float32)
+            ready[i] = empty(e)
     lengths = np.array([len(encoded[i].ids) for i in todo], dtype=np.int64)
     with torch.inference_mode():
         for group in _batches(lengths, batch_tokens):
@@ -354,13 +432,9 @@ def word_vectors(
                 input_ids=torch.from_numpy(ids).to(device),
                 attention_mask=torch.from_numpy(mask).to(device),
             ).last_hidden_state
-            flat = hidden.reshape(-1, dim).float()
-            pooled = _pool(flat, [encoded[i] for i in members], width, pooling, device)
-            start = 0
-            for i in members:
-                n = encoded[i].n_words
-                ready[i] = pooled[start : start + n]
-                start += n
+            results = reduce(hidden, [encoded[i] for i in members])
+            for i, result in zip(members, results, strict=True):
+                ready[i] = result
             while next_out in ready:
                 yield ready.pop(next_out)
                 next_out += 1

@@ -30,7 +30,10 @@ holding ``rows x vocabulary`` scores, so two 200,000-word spaces fit in a few GB
 on a GPU when there is one.
 
 Over files, :func:`bli_record` evaluates one language against the hub in both directions
-(:func:`bli_direction` each) and writes the result record the tables are built from.
+(:func:`bli_direction` each) and writes the result record the tables are built from. A
+mapped language is scored in the pair's own mapped spaces, as VecMap's
+``eval_translation.py`` does (``xlalign.mapping.pairs`` builds them); the hub space,
+where all languages share English's normalised space, gives a separately named figure.
 """
 
 from __future__ import annotations
@@ -421,6 +424,40 @@ def bli_direction(
     return out
 
 
+def _both_directions(
+    space_name: str,
+    language: str,
+    hub: str,
+    lang_sp: Space,
+    hub_sp: Space,
+    dictionaries: Mapping[str, PathLike],
+    **opts: Any,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    results: dict[str, Any] = {}
+    skipped: dict[str, str] = {}
+    for direction, path in dictionaries.items():
+        src, tgt = direction.split("-")
+        if {src, tgt} != {hub, language}:
+            raise InputError(f"{path}: direction {direction!r} is not {hub}-{language} or back")
+        query, target = (hub_sp, lang_sp) if src == hub else (lang_sp, hub_sp)
+        res = bli_direction(query, target, path, **opts)
+        if "skipped" in res:
+            log.warning("%s %s: no BLI result: %s", space_name, direction, res["skipped"])
+            skipped[direction] = res["skipped"]
+        else:
+            results[direction] = res
+    return results, skipped
+
+
+#: What a record's ``results`` were computed in (its ``scored_in``).
+PAIR_SPACES = "the pair's mapped spaces, rows length-normalised (VecMap's eval_translation.py)"
+GIVEN_SPACES = "the given spaces, rows length-normalised"
+HUB_SPACE_NOTE = (
+    "hub-space BLI: both languages as written for the later stages (in the hub's own "
+    "normalised space); not VecMap's protocol unless the mapping is orthogonal"
+)
+
+
 def bli_record(
     *,
     space_name: str,
@@ -437,39 +474,49 @@ def bli_record(
     ks: Sequence[int] = (1, 5, 10),
     oov: str = "skip",
     device: str | None = None,
+    pair: tuple[Space, Space, bool] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """BLI of one language against the hub, both directions, written as one record.
 
     ``dictionaries`` maps a direction (``en-de``, ``de-en``) to its MUSE file; a direction
     whose file is empty or has no pair in vocabulary is recorded with the reason instead of
     a number (the tables show "–" there).
+
+    ``pair`` = ``(language space, hub side, differs)``: the pair's own mapped spaces
+    (:mod:`xlalign.mapping.pairs`), where ``results`` are then computed; when they
+    ``differ`` from the hub space, the BLI of the files ``space``/``hub_space`` is
+    recorded apart as ``hub_space_bli``.
+    ``extra`` is merged into the record.
     """
     hub_sp, hub_report = load_space(hub_space)
     lang_sp, lang_report = load_space(space)
-    results: dict[str, Any] = {}
-    skipped: dict[str, str] = {}
-    for direction, path in dictionaries.items():
-        src, tgt = direction.split("-")
-        if {src, tgt} != {hub, language}:
-            raise InputError(f"{path}: direction {direction!r} is not {hub}-{language} or back")
-        query, target = (hub_sp, lang_sp) if src == hub else (lang_sp, hub_sp)
-        res = bli_direction(
-            query, target, path, retrievals=retrievals, csls_k=csls_k, ks=ks, oov=oov, device=device
-        )
-        if "skipped" in res:
-            log.warning("%s %s: no BLI result: %s", space_name, direction, res["skipped"])
-            skipped[direction] = res["skipped"]
-        else:
-            results[direction] = res
-    record = {
+    opts: dict[str, Any] = {
+        "retrievals": retrievals,
+        "csls_k": csls_k,
+        "ks": ks,
+        "oov": oov,
+        "device": device,
+    }
+    args = (space_name, language, hub)
+    record: dict[str, Any] = {
         "space": space_name,
         "seed": seed,
         "language": language,
         "hub": hub,
         "split": split,
         "spaces": {"hub": hub_report, "language": lang_report},
-        "results": results,
-        "skipped": skipped,
     }
+    if pair is None:
+        results, skipped = _both_directions(*args, lang_sp, hub_sp, dictionaries, **opts)
+        record["scored_in"] = GIVEN_SPACES
+    else:
+        pair_lang, pair_hub, differs = pair
+        results, skipped = _both_directions(*args, pair_lang, pair_hub, dictionaries, **opts)
+        record["scored_in"] = PAIR_SPACES
+        if differs:
+            hub_results, _ = _both_directions(*args, lang_sp, hub_sp, dictionaries, **opts)
+            record["hub_space_bli"] = {"note": HUB_SPACE_NOTE, "results": hub_results}
+    record.update(results=results, skipped=skipped, **dict(extra or {}))
     write_json(out_path, record)
     return record

@@ -3,7 +3,7 @@
 A dataset is a list of ``(word1, word2, gold)`` pairs; a space scores a pair by the cosine of
 the two word vectors, and the score of the space is the correlation of those cosines with
 the gold ratings: Pearson r, Spearman rho and, as in SemEval-2017 Task 2 (Camacho-Collados
-et al., 2017), their harmonic mean, the task's official score.
+et al., 2017), their harmonic mean, computed as the task's official scorer does.
 
 **SemEval-2017 Task 2 layout.** The official ``semeval2017-task2.zip`` (trial and test data
 with gold keys) holds, under ``SemEval17-Task2/`` (beside ``README.txt`` and
@@ -32,18 +32,41 @@ and ``simlex999.txt`` with ``#`` comment lines instead) and RG-65 / MEN / RW sty
 ``w1 w2 score`` lines (tab, comma or space separated) are read by :func:`read_similarity_file`.
 
 **Multiword entries** are joined with ``_`` (the convention of the embedded dictionaries and
-of phrase vectors); when the joined form is not in the vocabulary, the mean of its
-components' vectors stands in for it if every component is in the vocabulary
-(``compose=True``), and such pairs are counted apart.
+of phrase vectors) and looked up as that one token. Composition is off by default: an entry
+the space does not hold is not represented. With ``compose=True`` (config
+``evaluate.wordsim.compose``) the mean of its components' vectors stands in for it when every
+component is in the vocabulary; such pairs are counted (``composed``) and the record labels
+every result of such a run ``<dataset>-composed``, so it is never taken for the plain score.
 
-**Out-of-vocabulary pairs.** ``oov="skip"`` (the default, MUSE's convention) leaves out a
-pair with a word the space cannot represent and reports the coverage; ``oov="fill"`` scores
-every pair as the official task did (a submission had to give a score for every line),
-giving an unscorable pair ``oov_value`` on the gold scale. Cosines are compared with the
-gold through the affine map of [-1, 1] onto the gold scale (correlations do not change under
-it), so the default fill value, the midpoint of the gold scale, is cosine 0: "no evidence
-either way" rather than "identical" or "opposite". We found no statement of the value the
-task's own baseline used for uncovered pairs; the midpoint is the common choice.
+**Scores.** A space gives a pair the cosine of its two vectors, or nothing when it cannot
+represent a word. Every result carries two sets of correlations:
+
+* ``pearson_all``, ``spearman_all``, ``score_all``: over *every* pair of the dataset, the pairs
+  the space cannot represent given one fixed score, ``fill_value`` (default: the midpoint of
+  the gold scale, 2 on SemEval's [0, 4]; through the affine map of cosines [-1, 1] onto the
+  gold scale that is cosine 0, "no evidence either way"). On a SemEval-2017 Task 2 dataset
+  ``score_all`` is the task's **official score**, computed as its official scorer does.
+* ``pearson_covered``, ``spearman_covered``, ``score_covered``: over the pairs the space
+  represents only (the usual convention for the English sets, e.g. MUSE's): a
+  coverage-restricted figure, never the official score; ``None`` with fewer than 3 such pairs.
+
+**What the official scorer does** (``task2-scorer.jar`` of the task's zip; we read its class
+file, ``Scorer``, built 2016-12-23 with commons-math3 3.6.1, and ran it on hand-made files):
+it reads the gold key and the system output, one number per line; a blank or non-numeric line
+or a different number of lines stops it with a message ("The two files do not match in
+size!"). It has no notion of a missing pair: a submission had to give a score for every pair
+("500 lines" per monolingual file, task website), so every pair of the dataset is scored and
+the value for a pair the system could not handle was the system's own choice; the task
+prescribes none, so ``fill_value`` is recorded with every result. It then computes Pearson's
+r (``PearsonsCorrelation``) and Spearman's rho (``SpearmansCorrelation``, ties given their
+mean rank) over all lines and prints ``Official score: 2 r rho / (r + rho)`` **when r > 0 and
+rho > 0, and 0 otherwise** (it starts from 0; an undefined correlation, e.g. of a constant
+output, fails the test too), times 100 with three decimals. :func:`semeval_score` is that rule.
+
+**Sign rule.** The scorer's rule is followed for ``score_all`` and ``score_covered`` alike:
+when the two correlations are not both positive, the score is 0, and the record says so
+(``score_all_zeroed`` / ``score_covered_zeroed``: true), as do the tables' footnotes, so a 0
+set by the rule is never mistaken for a harmonic mean of 0.
 
 **Embedded English sets** ship in two PyPI wheels (:data:`EMBEDDED_SETS`): SimLex-999 and
 WordSim-353 in gensim's test data, and MEN, RW, RG-65, WordSim-353 (with its similarity and
@@ -70,7 +93,20 @@ from xlalign.static.vectors import load_space
 #: The rating scale of SemEval-2017 Task 2 (task website: "a [0-4] rating scale").
 SEMEVAL_SCALE: tuple[float, float] = (0.0, 4.0)
 SEMEVAL_SPLITS = ("trial", "test")
-OOV_POLICIES = ("skip", "fill")
+#: What the numbers of a result are (written into every record).
+MEASURES: dict[str, str] = {
+    "score_all": (
+        "official scorer's rule (2 r rho / (r + rho) if r > 0 and rho > 0, else 0) over every "
+        "pair, pairs the space cannot represent at fill_value: SemEval-2017 Task 2's official "
+        "score on its datasets"
+    ),
+    "score_covered": "the same rule over the pairs the space represents only (not official)",
+    "pearson_all, spearman_all": "correlations over every pair, as for score_all",
+    "pearson_covered, spearman_covered": "correlations over the pairs the space represents",
+    "score_all_zeroed, score_covered_zeroed": "the score is 0 by the rule, not a mean of 0",
+}
+#: Suffix of a result label when multiword entries were composed from their words.
+COMPOSED_SUFFIX = "-composed"
 FORMATS = ("auto", "simlex", "wordsim353", "pairs")
 
 _SEMEVAL_RE = re.compile(
@@ -417,17 +453,21 @@ def spearman(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -
     return pearson(rankdata(a), rankdata(b))
 
 
-def harmonic_mean(r: float, rho: float) -> float:
-    """SemEval-2017 Task 2's official score, ``2 r rho / (r + rho)``.
+def semeval_score(r: float, rho: float) -> float:
+    """SemEval-2017 Task 2's official score of two correlations, as its scorer computes it.
 
-    Defined when both correlations have the same sign (two negatives give a negative
-    score); 0 when they differ in sign or one is 0, NaN when either is NaN.
+    ``2 r rho / (r + rho)`` when ``r > 0`` and ``rho > 0``; otherwise 0, also when either is
+    undefined (NaN): ``task2-scorer.jar`` starts from 0 and takes the harmonic mean only when
+    both correlations are positive. :func:`zeroed_by_rule` tells the two cases apart.
     """
-    if math.isnan(r) or math.isnan(rho):
-        return math.nan
-    if r * rho <= 0:
-        return 0.0
-    return 2 * r * rho / (r + rho)
+    if r > 0 and rho > 0:  # False for NaN
+        return 2 * r * rho / (r + rho)
+    return 0.0
+
+
+def zeroed_by_rule(r: float, rho: float) -> bool:
+    """Whether :func:`semeval_score` is 0 by the scorer's rule (not both correlations > 0)."""
+    return not (r > 0 and rho > 0)
 
 
 # --------------------------------------------------------------------------------------
@@ -435,44 +475,73 @@ def harmonic_mean(r: float, rho: float) -> float:
 # --------------------------------------------------------------------------------------
 
 
+def _json_number(x: float | None) -> float | None:
+    return None if x is None or math.isnan(x) else x
+
+
 @dataclass(frozen=True)
 class WordSimResult:
+    """Correlations of one space with one dataset; see the module docstring for the names."""
+
     dataset: str
     languages: tuple[str, ...]
-    pearson: float
-    spearman: float
-    score: float  # harmonic mean of pearson and spearman (the official SemEval score)
-    found: int  # pairs scored from vectors (both words in vocabulary or composed)
+    # Every pair; pairs the space cannot represent at fill_value (SemEval's official route).
+    pearson_all: float
+    spearman_all: float
+    # Pairs the space represents only; NaN with fewer than 3.
+    pearson_covered: float
+    spearman_covered: float
+    found: int  # pairs the space represents (both words in vocabulary, or composed)
     composed: int  # of those, pairs where a multiword entry was composed from its parts
-    filled: int  # pairs given oov_value (oov="fill")
     total: int  # pairs in the dataset
-    oov: str
-    oov_value: float | None  # on the gold scale; None with oov="skip"
+    compose: bool  # whether multiword entries could be composed
+    fill_value: float  # the score of a pair the space cannot represent, on the gold scale
+    fill_cosine: float  # the same on the cosine scale
+
+    @property
+    def filled(self) -> int:
+        """Pairs given ``fill_value`` in the all-pairs correlations."""
+        return self.total - self.found
 
     @property
     def coverage(self) -> float:
         return self.found / self.total if self.total else 0.0
 
     @property
-    def evaluated(self) -> int:
-        """Pairs in the correlations."""
-        return self.found + self.filled
+    def score_all(self) -> float:
+        """:func:`semeval_score` over every pair: the official score on a SemEval dataset."""
+        return semeval_score(self.pearson_all, self.spearman_all)
 
-    def as_dict(self) -> dict[str, float | int | str | None]:
+    @property
+    def score_covered(self) -> float:
+        """:func:`semeval_score` over the covered pairs only (NaN with fewer than 3)."""
+        if self.found < 3:
+            return math.nan
+        return semeval_score(self.pearson_covered, self.spearman_covered)
+
+    def as_dict(self) -> dict[str, Any]:
+        covered = self.found >= 3
         return {
             "dataset": self.dataset,
             "languages": "-".join(self.languages),
-            "pearson": self.pearson,
-            "spearman": self.spearman,
-            "score": self.score,
+            "pearson_all": _json_number(self.pearson_all),
+            "spearman_all": _json_number(self.spearman_all),
+            "score_all": self.score_all,
+            "score_all_zeroed": zeroed_by_rule(self.pearson_all, self.spearman_all),
+            "pearson_covered": _json_number(self.pearson_covered),
+            "spearman_covered": _json_number(self.spearman_covered),
+            "score_covered": _json_number(self.score_covered),
+            "score_covered_zeroed": (
+                zeroed_by_rule(self.pearson_covered, self.spearman_covered) if covered else None
+            ),
             "found": self.found,
             "composed": self.composed,
             "filled": self.filled,
-            "evaluated": self.evaluated,
             "total": self.total,
             "coverage": self.coverage,
-            "oov": self.oov,
-            "oov_value": self.oov_value,
+            "compose": self.compose,
+            "fill_value": self.fill_value,
+            "fill_cosine": self.fill_cosine,
         }
 
 
@@ -522,26 +591,26 @@ def evaluate_wordsim(
     space1: Space,
     space2: Space | None = None,
     *,
-    oov: str = "skip",
-    oov_value: float | None = None,
+    fill_value: float | None = None,
     lowercase: bool = True,
-    compose: bool = True,
+    compose: bool = False,
 ) -> WordSimResult:
     """Correlate cosine similarities in a space with the gold ratings of ``dataset``.
 
     ``space1`` looks up the first word of each pair, ``space2`` the second word of a
     cross-lingual pair (the two spaces must already be aligned); without ``space2`` both
     words come from ``space1`` (a joint multilingual space). ``lowercase`` also tries the
-    lowercased word when the exact form is missing. ``oov`` and ``oov_value``: see the
-    module docstring; ``oov_value`` is on the gold scale and defaults to its midpoint.
+    lowercased word when the exact form is missing. ``fill_value`` (on the gold scale,
+    default its midpoint) scores the pairs the space cannot represent in the all-pairs
+    correlations; ``compose``: see the module docstring.
     """
-    if oov not in OOV_POLICIES:
-        raise ConfigError(f"oov {oov!r}: expected one of {', '.join(OOV_POLICIES)}")
-    if oov == "skip" and oov_value is not None:
-        raise ConfigError("oov_value is only used with oov='fill'")
     if space2 is not None and not dataset.cross_lingual:
         raise ConfigError(
             f"{dataset.name}: monolingual dataset ({dataset.languages[0]}) but two spaces given"
+        )
+    if len(dataset) < 3:
+        raise InputError(
+            f"{dataset.name}: {len(dataset)} pairs; expected at least 3 for a correlation"
         )
     look1 = _Lookup(space1, f"space for {dataset.languages[0]}", lowercase, compose)
     look2 = look1
@@ -554,51 +623,46 @@ def evaluate_wordsim(
             )
 
     lo, hi = dataset.gold_scale()
-    fill_cos: float | None = None
-    if oov == "fill":
-        if not hi > lo:
-            raise InputError(
-                f"{dataset.name}: the gold scale [{lo}, {hi}] is empty; give the dataset a "
-                f"scale to fill out-of-vocabulary pairs"
-            )
-        if oov_value is None:
-            oov_value = (lo + hi) / 2
-        fill_cos = 2 * (oov_value - lo) / (hi - lo) - 1  # the gold scale mapped onto [-1, 1]
+    if not hi > lo:
+        raise InputError(
+            f"{dataset.name}: the gold scale [{lo}, {hi}] is empty; give the dataset a scale "
+            f"to score the pairs the space cannot represent"
+        )
+    if fill_value is None:
+        fill_value = (lo + hi) / 2
+    fill_cos = 2 * (fill_value - lo) / (hi - lo) - 1  # the gold scale mapped onto [-1, 1]
 
-    preds: list[float] = []
+    cosines: list[float | None] = []
     golds: list[float] = []
-    found = composed = filled = 0
+    composed = 0
     for w1, w2, gold in dataset.pairs:
         v1, c1 = look1.get(w1)
         v2, c2 = look2.get(w2) if v1 is not None else (None, False)
         if v1 is not None and v2 is not None:
-            preds.append(_cosine(v1, v2))
-            found += 1
+            cosines.append(_cosine(v1, v2))
             composed += int(c1 or c2)
-        elif fill_cos is not None:
-            preds.append(fill_cos)
-            filled += 1
         else:
-            continue
+            cosines.append(None)
         golds.append(gold)
-    if len(preds) < 3:
-        raise InputError(
-            f"{dataset.name}: only {len(preds)} of {len(dataset)} pairs can be scored "
-            f"({found} in vocabulary); expected at least 3 for a correlation"
-        )
-    r, rho = pearson(preds, golds), spearman(preds, golds)
+    every = [fill_cos if c is None else c for c in cosines]
+    covered = [(c, g) for c, g in zip(cosines, golds, strict=True) if c is not None]
+    r_cov = rho_cov = math.nan
+    if len(covered) >= 3:
+        cov, gold_cov = zip(*covered, strict=True)
+        r_cov, rho_cov = pearson(cov, gold_cov), spearman(cov, gold_cov)
     return WordSimResult(
         dataset=dataset.name,
         languages=dataset.languages,
-        pearson=r,
-        spearman=rho,
-        score=harmonic_mean(r, rho),
-        found=found,
+        pearson_all=pearson(every, golds),
+        spearman_all=spearman(every, golds),
+        pearson_covered=r_cov,
+        spearman_covered=rho_cov,
+        found=len(covered),
         composed=composed,
-        filled=filled,
         total=len(dataset),
-        oov=oov,
-        oov_value=oov_value,
+        compose=compose,
+        fill_value=float(fill_value),
+        fill_cosine=fill_cos,
     )
 
 
@@ -709,19 +773,21 @@ def wordsim_record(
     spaces: Mapping[str, PathLike],
     datasets: Sequence[tuple[str, Any]],
     out_path: PathLike,
-    oov: str = "skip",
+    compose: bool = False,
 ) -> dict[str, Any]:
     """Word similarity of one space (all its languages) on labelled datasets.
 
     ``spaces`` maps a language to its file; ``datasets`` are (label,
-    :class:`WordSimDataset`) pairs. A dataset whose languages are not all
-    in ``spaces``, or with fewer than 3 pairs in vocabulary, is listed under ``skipped``
-    with the reason instead of a number.
+    :class:`WordSimDataset`) pairs. A dataset whose languages are not all in ``spaces``, or
+    with fewer than 3 pairs, is listed under ``skipped`` with the reason instead of a
+    number. With ``compose`` every label gets :data:`COMPOSED_SUFFIX`.
     """
     loaded: dict[str, Space] = {}
     results: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
+    suffix = COMPOSED_SUFFIX if compose else ""
     for label, ds in datasets:
+        label = f"{label}{suffix}"
         langs = list(ds.languages)
         missing = [lang for lang in langs if lang not in spaces]
         if missing:
@@ -732,7 +798,7 @@ def wordsim_record(
                 loaded[lang], _ = load_space(spaces[lang])
         second = loaded[langs[1]] if len(langs) > 1 else None
         try:
-            res = evaluate_wordsim(ds, loaded[langs[0]], second, oov=oov)
+            res = evaluate_wordsim(ds, loaded[langs[0]], second, compose=compose)
         except InputError as exc:
             skipped.append({"dataset": label, "languages": langs, "reason": str(exc)})
             continue
@@ -748,7 +814,8 @@ def wordsim_record(
     record = {
         "space": space_name,
         "seed": seed,
-        "oov": oov,
+        "compose": compose,
+        "measures": MEASURES,
         "results": results,
         "skipped": skipped,
     }

@@ -34,6 +34,7 @@ from xlalign.core.device import resolve_device
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_open, write_json
 from xlalign.evaluation.bli import (
+    PAIR_SPACES,
     block_rows,
     check_retrieval,
     check_space_pair,
@@ -41,6 +42,7 @@ from xlalign.evaluation.bli import (
     score_block,
     unit_rows,
 )
+from xlalign.mapping.pairs import pair_spaces
 from xlalign.static.vectors import load_space
 
 MODES = ("mutual", "forward", "union")
@@ -203,7 +205,7 @@ def induce(
     *,
     language: str,
     hub: str,
-    mapped_space: PathLike,
+    pair: PathLike,
     hub_space: PathLike,
     out_path: PathLike,
     stats_path: PathLike,
@@ -211,10 +213,12 @@ def induce(
     device: str | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Induce a ``hub-language`` dictionary from two spaces already in the hub space (the
-    paper's route to X2S-MA), write it and its stats."""
-    (hw, hv), _ = load_space(hub_space)
-    (xw, xv), _ = load_space(mapped_space)
+    """Induce a ``hub-language`` dictionary (the paper's route to X2S-MA), write it and its
+    stats. Retrieval runs in the pair's own mapped spaces, as VecMap's: ``pair`` is the
+    language's pair file and ``hub_space`` the hub's written (normalised) space
+    (:mod:`xlalign.mapping.pairs`)."""
+    hub_sp, _ = load_space(hub_space)
+    (xw, xv), (hw, hv), _ = pair_spaces(pair, hub_sp)
     pairs = induce_dictionary(
         hw,
         hv,
@@ -228,6 +232,12 @@ def induce(
         progress=progress,
     )
     write_induced(pairs, out_path)
-    stats = {"language": language, "hub": hub, **dict(options), **induction_stats(pairs)}
+    stats = {
+        "language": language,
+        "hub": hub,
+        **dict(options),
+        "scored_in": PAIR_SPACES,
+        **induction_stats(pairs),
+    }
     write_json(stats_path, stats)
     return stats

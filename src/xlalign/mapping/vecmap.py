@@ -10,9 +10,10 @@ follows the tool step by step; what differs is said where it happens:
 * the d x d algebra (Procrustes SVDs, whitening, de-whitening, least squares) runs in
   float64 on the CPU; the n x n similarity work runs in ``dtype`` on ``device``;
 * whitening a dictionary matrix of numerical rank below d (fewer than d independent pairs)
-  raises :class:`InputError` ("whitening needs at least d independent dictionary pairs;
-  got n") instead of producing inf/NaN as the tool does; there is no silent fallback
-  (no pseudo-inverse, no ridge), since either would be a different method;
+  raises :class:`DegenerateDictionaryError` ("whitening needs at least d independent
+  dictionary pairs; got n") instead of producing inf/NaN as the tool does; there is no
+  silent fallback (no pseudo-inverse, no ridge), since either would be a different method;
+  :func:`degenerate_dictionary` tells before mapping (the caller chooses what to do);
 * non-finite values and zero vectors raise :class:`InputError` naming the side and the
   first word: in the input (the tool would keep a zero row, which centring turns into
   minus the mean vector, an arbitrary point) and after normalisation;
@@ -252,6 +253,29 @@ def _cross(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return (a.double().T @ b.double()).cpu()
 
 
+class DegenerateDictionaryError(InputError):
+    """A dictionary matrix of numerical rank below d where the mapping needs full rank."""
+
+
+def _gram_rank(gram: torch.Tensor) -> tuple[int, torch.Tensor, torch.Tensor]:
+    """Numerical rank of ``m`` from ``gram = m^T m`` (float64), with ``m``'s singular values
+    ``s`` and right singular vectors: ``s`` below ``SINGULAR_RTOL`` times the largest
+    count as zero."""
+    with _one_thread():
+        evals, evecs = torch.linalg.eigh(gram)
+    s = evals.clamp_min(0).sqrt()
+    smax = float(s.max())
+    rank = int((s > SINGULAR_RTOL * smax).sum()) if smax > 0 else 0
+    return rank, s, evecs
+
+
+def _rank_message(side: str, d: int, n: int, rank: int, need: str = "whitening") -> str:
+    return (
+        f"{side} side of the dictionary: {need} needs at least d={d} linearly "
+        f"independent dictionary pairs; got {n} pairs (numerical rank {rank})"
+    )
+
+
 def _gram_root(gram: torch.Tensor, n: int, side: str) -> tuple[torch.Tensor, torch.Tensor]:
     """VecMap's whitening ``(m^T m)^(-1/2)`` and its inverse ``(m^T m)^(1/2)``, float64.
 
@@ -260,19 +284,16 @@ def _gram_root(gram: torch.Tensor, n: int, side: str) -> tuple[torch.Tensor, tor
     eigendecomposition ``m^T m = V S^2 V^T`` (no explicit inverse). A matrix of numerical
     rank below d (fewer than d pairs, or dependent ones: smallest singular value below
     ``SINGULAR_RTOL`` times the largest) would make ``S^-1`` blow up; rather than return
-    inf/NaN as the tool does or silently regularise, this raises :class:`InputError`.
+    inf/NaN as the tool does or silently regularise, this raises
+    :class:`DegenerateDictionaryError` (an :class:`InputError`); :func:`degenerate_dictionary`
+    applies the same test before mapping.
     """
     d = gram.shape[0]
-    with _one_thread():
-        evals, evecs = torch.linalg.eigh(gram)
-    s = evals.clamp_min(0).sqrt()
-    smax = float(s.max())
-    rank = int((s > SINGULAR_RTOL * smax).sum()) if smax > 0 else 0
+    rank, s, evecs = _gram_rank(gram)
     if rank < d:
-        raise InputError(
-            f"{side} side of the dictionary: whitening needs at least d={d} linearly "
-            f"independent dictionary pairs; got {n} pairs (numerical rank {rank}). Use a "
-            "larger dictionary, self-learning, or a mapping without whitening (orthogonal)"
+        raise DegenerateDictionaryError(
+            _rank_message(side, d, n, rank) + ". Use a larger dictionary, self-learning, or "
+            "a mapping without whitening (orthogonal); see also degenerate_dictionary"
         )
     return (evecs / s) @ evecs.T, (evecs * s) @ evecs.T
 
@@ -446,6 +467,74 @@ def _seed_dictionary(
         stats.update(pairs_given=len(src), pairs_in_vocabulary=len(src))
     as_t = lambda v: torch.as_tensor(v, dtype=torch.long, device=dev)  # noqa: E731
     return as_t(src), as_t(trg)
+
+
+def degenerate_dictionary(
+    x: np.ndarray,
+    z: np.ndarray,
+    args: VecMapArgs,
+    *,
+    src_words: Sequence[str],
+    trg_words: Sequence[str],
+    dictionary: Iterable[tuple[str, str]] | AbcMapping[str, Iterable[str]] | None = None,
+    device: Any = None,
+) -> dict[str, Any] | None:
+    """Why the final mapping of ``args`` cannot be computed here, or None when it can.
+
+    Decided before mapping, with the test :func:`map_embeddings` applies (the numerical
+    rank of the dictionary rows after normalisation, ``SINGULAR_RTOL``): whitening needs
+    both sides of the final training dictionary of rank d, the unconstrained (least
+    squares) mapping its source side; the orthogonal mapping works with any non-empty
+    dictionary, so it is never degenerate. Which dictionary the final mapping uses:
+
+    * without self-learning, the seed dictionary (``init``: the given pairs, identical
+      words or numerals);
+    * with self-learning, the dictionary induced at the last iteration, which (with the
+      union of both directions, as every recipe that whitens) holds every one of the
+      ``vocabulary_cutoff`` most frequent words of each side: the test is then on those
+      words. An unsupervised initialisation has no dictionary to test. With one direction
+      only, the side induced by retrieval cannot be known before the run; map_embeddings
+      raises :class:`DegenerateDictionaryError` if it turns out rank-deficient.
+
+    Returns ``{"reason", "side", "rank", "dimension", "rows"}``.
+    """
+    if not (args.whiten or args.unconstrained):
+        return None
+    dev = resolve_device(device)
+    dtype = DTYPES[args.dtype]
+    x, z = np.asarray(x), np.asarray(z)
+    src_words, trg_words = list(src_words), list(trg_words)
+    _check_inputs(x, z, src_words, trg_words)
+    d = x.shape[1]
+    xt = _normalize_(torch.tensor(x, dtype=dtype, device=dev), args.normalize)
+    zt = _normalize_(torch.tensor(z, dtype=dtype, device=dev), args.normalize)
+    if args.self_learning:
+        cut = args.vocabulary_cutoff
+        rows = {
+            "source": xt[: cut or None] if args.direction in ("union", "forward") else None,
+            "target": zt[: cut or None] if args.direction in ("union", "backward") else None,
+        }
+        what = "the most frequent words (vocabulary_cutoff) of self-learning's final dictionary"
+    else:
+        src_idx, trg_idx = _seed_dictionary(xt, zt, args, src_words, trg_words, dictionary, {})
+        rows = {"source": xt[src_idx], "target": zt[trg_idx]}
+        what = f"the {args.init} seed dictionary"
+    sides = ("source", "target") if args.whiten else ("source",)
+    for side in sides:
+        m = rows[side]
+        if m is None:
+            continue
+        rank, _, _ = _gram_rank(_cross(m, m))
+        if rank < d:
+            need = "whitening" if args.whiten else "the unconstrained mapping"
+            return {
+                "reason": f"{_rank_message(side, d, m.shape[0], rank, need)}, in {what}",
+                "side": side,
+                "rank": rank,
+                "dimension": d,
+                "rows": int(m.shape[0]),
+            }
+    return None
 
 
 class _Inducer:
@@ -714,9 +803,11 @@ def map_embeddings(
 
 __all__ = [
     "RECIPES",
+    "DegenerateDictionaryError",
     "Mapping",
     "VecMapArgs",
     "apply",
+    "degenerate_dictionary",
     "map_embeddings",
     "normalize",
     "recipe_args",

@@ -31,6 +31,7 @@ import pandas as pd
 
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_open, read_json
+from xlalign.evaluation.wordsim import COMPOSED_SUFFIX
 
 Record = Mapping[str, Any]
 
@@ -61,6 +62,25 @@ MISSING = "–"
 ONE_DIRECTION = "†"
 FEWER_SEEDS = "‡"
 WORDSIM_TASKS = ("monolingual", "cross-lingual")
+#: The measure of word-similarity records shown by default: SemEval-2017 Task 2's official
+#: score (its scorer over every pair) for the main dataset, Spearman on covered pairs else.
+OFFICIAL_MEASURE = "score_all"
+COVERED_MEASURE = "spearman_covered"
+WORDSIM_MEASURES: dict[str, str] = {
+    "score_all": (
+        "harmonic mean of Pearson and Spearman over every pair, pairs the space cannot "
+        "represent at the scale's midpoint, 0 unless both are positive: SemEval-2017 Task 2 "
+        "scorer's rule"
+    ),
+    "pearson_all": "Pearson's r over every pair, pairs not represented at the scale's midpoint",
+    "spearman_all": "Spearman's rho over every pair, pairs not represented at the midpoint",
+    "score_covered": (
+        "harmonic mean of Pearson and Spearman on the pairs in vocabulary only, 0 unless both "
+        "are positive; coverage-restricted, not an official score"
+    ),
+    "pearson_covered": "Pearson's r on the pairs in vocabulary only, coverage-restricted",
+    "spearman_covered": "Spearman's rho on the pairs in vocabulary only, coverage-restricted",
+}
 SOURCE_KEY = "_source"  # set by load_records: the file a record came from
 
 
@@ -392,6 +412,29 @@ def _absent_note(absent: Sequence[str], label: Mapping[str, str], what: str) -> 
     return [f"No {what} for {', '.join(label[s] for s in absent)} ({MISSING})."]
 
 
+def _alignment_note(
+    records: Iterable[Record], spaces: Sequence[str], label: Mapping[str, str]
+) -> list[str]:
+    """Which languages of the aligned spaces fell back to another recipe or stayed
+    unmapped, and why (the BLI records' ``alignment.note``, see xlalign.mapping.pairs)."""
+    seeds: dict[str, set[Any]] = {}
+    notes: dict[str, dict[str, set[Any]]] = {}
+    for rec in records:
+        seeds.setdefault(rec.get("space"), set()).add(rec.get("seed"))
+        note = (rec.get("alignment") or {}).get("note")
+        if note and rec.get("space") in spaces:
+            key = f"{rec['language']} {note}"
+            notes.setdefault(rec["space"], {}).setdefault(key, set()).add(rec.get("seed"))
+    parts = []
+    for s in (s for s in spaces if s in notes):
+        items = [
+            k if seen == seeds[s] else f"{k} (seed {', '.join(map(str, sorted(seen)))})"
+            for k, seen in sorted(notes[s].items())
+        ]
+        parts.append(f"{label[s]}: {'; '.join(items)}")
+    return [f"Alignment: {'. '.join(parts)}."] if parts else []
+
+
 # ---------------------------------------------------------------------------------------
 # BLI (Tables 1 and 5)
 
@@ -533,6 +576,7 @@ def bli_summary(
             )
     absent = sorted(set(a1.absent) & set(a2.absent), key=list(spaces).index)
     notes += _absent_note(absent, label, "BLI results")
+    notes += _alignment_note(records, spaces, label)
     caption = (
         f"Table 1: Results from MUSE BLI tasks, {_metric_label(metric, retrieval)}. "
         "Scores are averaged over those language pairs present in all models."
@@ -601,6 +645,7 @@ def bli_per_language(
         )
     active = {s for (s, _, _), v in bli.values.items() if v}
     notes += _absent_note([s for s in spaces if s not in active], label, "BLI results")
+    notes += _alignment_note(records, spaces, label)
     kind = "per direction" if per_direction else "averaged over both directions"
     caption = (
         f"Table 5{' (per direction)' if per_direction else ''}: Cross-lingual MUSE results, "
@@ -664,9 +709,30 @@ class _WordSim:
     obs: dict[str, dict[str, Obs]]
     # pooled (found, total) per (dataset, space, item)
     counts: dict[tuple[str, str, str], list[int]]
+    # the measure shown per dataset, and the (space, seed, item) whose score is 0 by rule
+    measures: dict[str, str] = field(default_factory=dict)
+    zeroed: dict[str, set[tuple[str, int, str]]] = field(default_factory=dict)
 
 
-def _collect_wordsim(records: Iterable[Record], spaces: Sequence[str], measure: str) -> _WordSim:
+def _default_measure(ds: str, main: str) -> str:
+    base = ds.removesuffix(COMPOSED_SUFFIX)
+    return OFFICIAL_MEASURE if base == main else COVERED_MEASURE
+
+
+def _measure_label(ds: str, measure: str, main: str) -> str:
+    what = WORDSIM_MEASURES.get(measure, measure)
+    if measure == OFFICIAL_MEASURE and ds == main == "semeval17":
+        return f"official score: {what}"
+    return what
+
+
+def _collect_wordsim(
+    records: Iterable[Record],
+    spaces: Sequence[str],
+    measure: str | None,
+    main: str = "semeval17",
+) -> _WordSim:
+    """``measure`` None: each dataset's default (:data:`OFFICIAL_MEASURE` for ``main``)."""
     wanted = set(spaces)
     seen: dict[tuple[str, int], str] = {}
     seeds_of: dict[str, set[int]] = {s: set() for s in spaces}
@@ -687,6 +753,8 @@ def _collect_wordsim(records: Iterable[Record], spaces: Sequence[str], measure: 
         seeds_of[space].add(seed)
         kept.append(rec)
     datasets = sorted({e["dataset"] for rec in kept for e in rec["results"]})
+    measures = {ds: measure or _default_measure(ds, main) for ds in datasets}
+    zeroed: dict[str, set[tuple[str, int, str]]] = {ds: set() for ds in datasets}
     for ds in datasets:
         obs[ds] = {
             t: {s: {seed: {} for seed in seeds_of[s]} for s in spaces} for t in WORDSIM_TASKS
@@ -699,11 +767,14 @@ def _collect_wordsim(records: Iterable[Record], spaces: Sequence[str], measure: 
             slot = obs[ds][task][space][seed]
             if item in slot:
                 raise InputError(f"{at}: duplicate {ds} {task} entry for {item!r}")
-            if measure not in entry:
-                raise InputError(f"{at}: missing key {measure!r}")
-            value = _number(entry[measure], f"{at}.{measure}")
+            key = measures[ds]
+            if key not in entry:
+                raise InputError(f"{at}: missing key {key!r}")
+            value = _number(entry[key], f"{at}.{key}")
             if value is not None:
                 slot[item] = value
+            if entry.get(f"{key}_zeroed") is True:
+                zeroed[ds].add((space, seed, item))
             if "found" in entry and "total" in entry:
                 found = _number(entry["found"], f"{at}.found")
                 total = _number(entry["total"], f"{at}.total")
@@ -711,10 +782,29 @@ def _collect_wordsim(records: Iterable[Record], spaces: Sequence[str], measure: 
                     acc = counts.setdefault((ds, space, item), [0, 0])
                     acc[0] += int(found)
                     acc[1] += int(total)
-    return _WordSim({s: sorted(v) for s, v in seeds_of.items()}, obs, counts)
+    return _WordSim({s: sorted(v) for s, v in seeds_of.items()}, obs, counts, measures, zeroed)
+
+
+def _zeroed_note(ws: _WordSim, ds: str, label: Mapping[str, str]) -> list[str]:
+    """A footnote naming the cells that are 0 by the scorer's rule, not by a mean of 0."""
+    cells = sorted(ws.zeroed.get(ds, ()))
+    if not cells:
+        return []
+    several = any(len(ws.seeds_of.get(s, ())) > 1 for s, _, _ in cells)
+    names = ", ".join(
+        f"{label.get(s, s)} {item}" + (f" (seed {seed})" if several else "")
+        for s, seed, item in cells
+    )
+    return [
+        f"Scored 0 by the SemEval-2017 Task 2 scorer's rule (Pearson or Spearman not "
+        f"positive), not a harmonic mean of 0: {names}."
+    ]
 
 
 def _dataset_name(dataset: str) -> str:
+    if dataset.endswith(COMPOSED_SUFFIX):
+        base = dataset.removesuffix(COMPOSED_SUFFIX)
+        return f"{DATASET_NAMES.get(base, base)}, multiword entries composed from their words"
     return DATASET_NAMES.get(dataset, dataset)
 
 
@@ -724,23 +814,25 @@ def wordsim_tables(
     spaces: Sequence[str] | None = None,
     names: Mapping[str, str] | None = None,
     dataset: str = "semeval17",
-    measure: str = "score",
+    measure: str | None = None,
 ) -> dict[str, Table]:
     """Tables 2, 6 and 7 for ``dataset``; ``wordsim_<name>`` for every other dataset.
 
     Table 6 (cross-lingual pairs + avg) and Table 7 (monolingual languages) appear only when
     there are entries of that task; Table 2 holds their averages, which use the pairs and
-    languages present in all models, like Table 1.
+    languages present in all models, like Table 1. ``measure`` None shows the official
+    score (``score_all``) for ``dataset`` (and ``<dataset>-composed``) and Spearman on the
+    covered pairs for the others; every caption names its measure.
     """
     spaces = _spaces_of(records, spaces)
     label = display_names(spaces, names)
-    ws = _collect_wordsim(records, spaces, measure)
+    ws = _collect_wordsim(records, spaces, measure, dataset)
     out: dict[str, Table] = {}
     if dataset in ws.obs:
-        out.update(_main_wordsim(ws, dataset, spaces, label, measure))
+        out.update(_main_wordsim(ws, dataset, spaces, label, ws.measures[dataset]))
     for ds in ws.obs:
         if ds != dataset:
-            out[f"wordsim_{ds}"] = _other_wordsim(ws, ds, spaces, label, measure)
+            out[f"wordsim_{ds}"] = _other_wordsim(ws, ds, spaces, label, ws.measures[ds], dataset)
     return out
 
 
@@ -774,6 +866,7 @@ def _main_wordsim(
     ws: _WordSim, ds: str, spaces: Sequence[str], label: Mapping[str, str], measure: str
 ) -> dict[str, Table]:
     name = _dataset_name(ds)
+    what = _measure_label(ds, measure, ds)
     tables: dict[str, Table] = {}
     summary_cells: dict[tuple[str, str], list[float]] = {}
     summary_cols: list[str] = []
@@ -797,9 +890,10 @@ def _main_wordsim(
             cells.update({(s, "avg"): v for s, v in avg.per_space.items()})
             notes.append(_task_note(ws, ds, task, avg, label, "avg"))
         notes += _absent_note(avg.absent, label, f"{task} {name} results")
+        notes += _zeroed_note(ws, ds, label)
         tables[stem] = _build(
             stem,
-            f"{title} on {name} ({measure}).",
+            f"{title} on {name} ({what}).",
             spaces,
             label,
             columns,
@@ -815,7 +909,7 @@ def _main_wordsim(
         meta[task] = {"averaged": avg.common, "left_out": sorted(avg.left_out)}
     tables["table2"] = _build(
         "table2",
-        f"Table 2: Average monolingual and cross-lingual scores on {name} ({measure}). "
+        f"Table 2: Average monolingual and cross-lingual scores on {name} ({what}). "
         "See Tables 6 and 7 for detailed results.",
         spaces,
         label,
@@ -830,7 +924,12 @@ def _main_wordsim(
 
 
 def _other_wordsim(
-    ws: _WordSim, ds: str, spaces: Sequence[str], label: Mapping[str, str], measure: str
+    ws: _WordSim,
+    ds: str,
+    spaces: Sequence[str],
+    label: Mapping[str, str],
+    measure: str,
+    main: str = "semeval17",
 ) -> Table:
     name = _dataset_name(ds)
     tasks = [t for t in WORDSIM_TASKS if _task_items(ws, ds, t)]
@@ -855,9 +954,10 @@ def _other_wordsim(
             cells.update({(s, column): v for s, v in avg.per_space.items()})
             notes.append(_task_note(ws, ds, task, avg, label, column))
     notes += _absent_note([s for s in spaces if s in absent], label, f"{name} results")
+    notes += _zeroed_note(ws, ds, label)
     return _build(
         f"wordsim_{ds}",
-        f"Word similarity on {name} ({measure}).",
+        f"Word similarity on {name} ({_measure_label(ds, measure, main)}).",
         spaces,
         label,
         columns,
@@ -874,7 +974,7 @@ def wordsim_coverage(
     *,
     spaces: Sequence[str] | None = None,
     names: Mapping[str, str] | None = None,
-    measure: str = "score",
+    measure: str | None = None,
 ) -> dict[str, Table]:
     """Per dataset: found / total word pairs per language or pair, in % (seeds pooled)."""
     spaces = _spaces_of(records, spaces)
@@ -956,7 +1056,7 @@ def build_tables(
     metric: str = "p@1",
     retrieval: str = "csls",
     dataset: str = "semeval17",
-    measure: str = "score",
+    measure: str | None = None,
 ) -> list[Table]:
     """All tables in ``tables.md`` order; the same rows everywhere (all compared spaces)."""
     if spaces is None:
@@ -986,7 +1086,7 @@ def write_tables(
     metric: str = "p@1",
     retrieval: str = "csls",
     dataset: str = "semeval17",
-    measure: str = "score",
+    measure: str | None = None,
 ) -> dict[str, Any]:
     """Write ``<table>.md``/``.csv`` per table and ``tables.md`` with all, atomically.
 
@@ -1011,8 +1111,15 @@ def write_tables(
     parts = [
         "# Result tables",
         "",
-        f"BLI: {_metric_label(metric, retrieval)}. Word similarity: {measure} on "
-        f"{_dataset_name(dataset)} (Tables 2, 6, 7) and other datasets. {MISSING}: no result.",
+        f"BLI: {_metric_label(metric, retrieval)}. Word similarity: "
+        + (
+            f"{measure}"
+            if measure
+            else f"the official score (`{OFFICIAL_MEASURE}`) on {_dataset_name(dataset)} "
+            f"(Tables 2, 6, 7), Spearman on the pairs in vocabulary (`{COVERED_MEASURE}`) on "
+            "the other sets; each caption names its measure"
+        )
+        + f". {MISSING}: no result.",
     ]
     for table in tables:
         md = table.to_markdown()

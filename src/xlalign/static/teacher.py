@@ -9,7 +9,17 @@ vector is stored:
 * ``context="others"`` (the paper's wording, default): the mean of the pooled vectors of
   the *other* words of the sentence, ``(sum_all - v_target) / (n - 1)``; occurrences in a
   sentence with a single word that has a vector have no context and are skipped (counted).
-* ``context="all"`` (X2Static's public code): the mean over all words, ``sum_all / n``.
+* ``context="all-words"``: the mean of the pooled vectors of all words, the target
+  included, ``sum_all / n``. It follows neither the paper's wording nor the public code
+  (named ``all`` before, and wrongly described as the public code's).
+* ``context="x2static-code"`` (X2Static's public code, ``learn_from_bert_ver2.py`` /
+  ``learn_from_roberta_ver2.py`` of github.com/epfml/X2Static): the mean of the encoder's
+  states over *all subword tokens* of the sentence, special tokens included, padding
+  excluded (:func:`xlalign.encoders.contextual.sentence_token_means`); every in-vocabulary
+  occurrence of the sentence gets it, whatever its own subwords (a word cut off by
+  ``max_length`` too, as there). The public code reads the last layer: with ``layer`` set
+  to the encoder's depth this is its context exactly; at another layer it is the same
+  formula at that layer. Pooling does not enter it.
 
 ``n`` counts every word of the sentence that has a vector, in or out of the vocabulary.
 
@@ -47,6 +57,7 @@ from xlalign.encoders.contextual import (
     POOLINGS,
     WordVectorStats,
     load_truncated_encoder,
+    sentence_token_means,
     untokenizable,
     word_vectors,
 )
@@ -55,7 +66,14 @@ log = logging.getLogger(__name__)
 
 FORMAT = "xlalign-teacher-cache"
 VERSION = 1
-CONTEXTS = ("others", "all")
+#: others: the paper's wording; x2static-code: X2Static's public code; all-words: neither.
+CONTEXTS = ("others", "all-words", "x2static-code")
+#: Values no longer accepted, with what to use instead.
+RENAMED_CONTEXTS = {
+    "all": "'all-words' (the mean of every word's pooled vector, as 'all' was) or "
+    "'x2static-code' (the public X2Static code: the mean over all subword tokens, special "
+    "tokens included)"
+}
 META_FILE = "meta.json"
 BUILD_FILE = "build.json"
 _FP16_MAX = float(np.finfo(np.float16).max)
@@ -142,7 +160,8 @@ def _clear(out: Path) -> None:
 def context_vectors(
     words: Sequence[str], vectors: np.ndarray, vocab: Vocab, context: str, counts: dict[str, int]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(ids int32, float32 context vectors) of the in-vocabulary occurrences of one sentence.
+    """(ids int32, float32 context vectors) of the in-vocabulary occurrences of one sentence,
+    for the word-level contexts ``others`` and ``all-words``.
 
     ``vectors`` holds one row per word, NaN where the word has no vector. ``counts``
     accumulates the occurrences skipped: ``oov``, ``no_vector`` and ``single_word``.
@@ -167,11 +186,33 @@ def context_vectors(
         counts["single_word"] += len(ids)
         return np.zeros(0, np.int32), np.zeros((0, dim), np.float32)
     total = vectors[valid].sum(axis=0, dtype=np.float64)
-    if context == "all":
+    if context == "all-words":
         ctx = np.broadcast_to(total / n, (len(ids), dim))
-    else:
+    elif context == "others":
         ctx = (total[None, :] - vectors[pos].astype(np.float64)) / (n - 1)
+    else:
+        raise ConfigError(f"context {context!r}: not a word-level context (others, all-words)")
     return np.asarray(ids, np.int32), ctx.astype(np.float32)
+
+
+def sentence_context(
+    words: Sequence[str], mean: np.ndarray, vocab: Vocab, counts: dict[str, int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(ids int32, float32 context vectors) of the in-vocabulary occurrences of one sentence
+    for ``context="x2static-code"``: each gets the sentence's token mean ``mean``.
+
+    As in the public code, every in-vocabulary occurrence is a target, even one whose
+    subwords were cut off by ``max_length``; out-of-vocabulary ones are counted (``oov``).
+    """
+    ids: list[int] = []
+    for w in words:
+        v = vocab.lookup(w)
+        if v is None:
+            counts["oov"] += 1
+        else:
+            ids.append(v)
+    ctx = np.broadcast_to(np.asarray(mean, np.float32), (len(ids), len(mean)))
+    return np.asarray(ids, np.int32), np.ascontiguousarray(ctx)
 
 
 def _build_shard(
@@ -194,17 +235,34 @@ def _build_shard(
     all_ids: list[np.ndarray] = []
     all_ctx: list[np.ndarray] = []
     offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
-    vectors = word_vectors(
-        sentences,
-        tokenizer,
-        model,
-        pooling=pooling,
-        max_length=max_length,
-        batch_tokens=batch_tokens,
-        stats=wstats,
-    )
-    for i, (words, vec) in enumerate(zip(sentences, vectors, strict=True)):
-        ids, ctx = context_vectors(words, vec, vocab, context, counts)
+    if context == "x2static-code":
+        means = sentence_token_means(
+            sentences,
+            tokenizer,
+            model,
+            max_length=max_length,
+            batch_tokens=batch_tokens,
+            stats=wstats,
+        )
+        contexts = (
+            sentence_context(words, mean, vocab, counts)
+            for words, mean in zip(sentences, means, strict=True)
+        )
+    else:
+        vectors = word_vectors(
+            sentences,
+            tokenizer,
+            model,
+            pooling=pooling,
+            max_length=max_length,
+            batch_tokens=batch_tokens,
+            stats=wstats,
+        )
+        contexts = (
+            context_vectors(words, vec, vocab, context, counts)
+            for words, vec in zip(sentences, vectors, strict=True)
+        )
+    for i, (ids, ctx) in enumerate(contexts):
         all_ids.append(ids)
         all_ctx.append(ctx)
         offsets[i + 1] = offsets[i] + len(ids)
@@ -281,6 +339,8 @@ def build_teacher_cache(
     """
     if pooling not in POOLINGS:
         raise ConfigError(f"pooling: expected one of {POOLINGS}, got {pooling!r}")
+    if context in RENAMED_CONTEXTS:
+        raise ConfigError(f"context {context!r} was renamed: use {RENAMED_CONTEXTS[context]}")
     if context not in CONTEXTS:
         raise ConfigError(f"context: expected one of {CONTEXTS}, got {context!r}")
     if shard_sentences < 1:

@@ -13,6 +13,12 @@ Frequent words are subsampled: an occurrence of a word of relative frequency ``f
 rejected with probability ``1 - min(1, sqrt(t/f) + t/f)``. The embedding is a sparse
 ``nn.Embedding`` initialised uniform(-1/d, 1/d) and trained with ``SparseAdam``.
 
+``init="vectors"`` (not X2Static's; off by default) starts instead from the rows of a
+given space (``init_vectors``, e.g. the aggregation baseline's vectors of the same
+vocabulary), words absent from it keeping the uniform draw: the distillation then refines
+the baseline rather than starting from noise, which matters on small corpora where a word
+gets few updates (see ``benchmarks/learning_curve.py``).
+
 Every random draw comes from a generator seeded by (seed, purpose, epoch, batch), never
 from global state, so a run is reproducible and a run resumed from a checkpoint draws the
 same numbers as one that was never interrupted. Checkpoints (weights, optimiser state,
@@ -77,6 +83,8 @@ CHECKPOINT_FILE = "state.pt"
 _CHECKPOINT_FORMAT = 1
 #: Arguments that may change between a killed run and its resumption.
 _NOT_FINGERPRINTED = frozenset({"epochs", "device", "checkpoint_every_batches", "keep_checkpoint"})
+#: Initialisations: X2Static's uniform draw, or the rows of a given space.
+INITS = ("uniform", "vectors")
 # Domain separation of the derived random streams.
 _INIT, _PERMUTE, _BATCH = 0, 1, 2
 
@@ -105,7 +113,8 @@ class X2StaticArgs:
     seed: int = 0
     checkpoint_every_batches: int = 200  # 0: only at epoch ends
     log_every: int = 50  # batches per loss-curve point (and at each epoch end)
-    init: str = "uniform"  # uniform(-1/d, 1/d), as X2Static
+    init: str = "uniform"  # uniform(-1/d, 1/d), as X2Static; "vectors": from init_vectors
+    init_vectors: str | None = None  # a space (.npy or .vec) whose rows start their words
     device: str | None = None  # None or "auto": CUDA when available, else CPU
     keep_checkpoint: bool = False
 
@@ -120,7 +129,12 @@ class X2StaticArgs:
             ("seed", self.seed >= 0, "an integer >= 0"),
             ("checkpoint_every_batches", self.checkpoint_every_batches >= 0, "an integer >= 0"),
             ("log_every", self.log_every >= 1, "an integer >= 1"),
-            ("init", self.init == "uniform", "'uniform'"),
+            ("init", self.init in INITS, f"one of {list(INITS)}"),
+            (
+                "init_vectors",
+                (self.init == "vectors") == bool(self.init_vectors),
+                "a space path when init is 'vectors', and none otherwise",
+            ),
         ]
         for key, ok, expected in checks:
             if not ok:
@@ -227,11 +241,43 @@ def initial_weights(n_words: int, dim: int, seed: int) -> torch.Tensor:
     return torch.empty(n_words, dim).uniform_(-1.0 / dim, 1.0 / dim, generator=g)
 
 
+def init_rows(path: PathLike, vocab: Vocab, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of the space at ``path`` for ``vocab``'s words: ``(vectors [V, dim]
+    float32, found [V] bool)``; words are matched after the vocabulary's lowercasing.
+
+    Raises :class:`InputError` for a space of another dimension or one sharing no word
+    with the vocabulary.
+    """
+    from xlalign.static.vectors import load_space  # the static package's reader
+
+    (words, vecs), _ = load_space(path)
+    if vecs.shape[1] != dim:
+        raise InputError(
+            f"{path}: x2static init_vectors have dimension {vecs.shape[1]}, expected {dim} "
+            "(the teacher's)"
+        )
+    out = np.zeros((len(vocab), dim), dtype=np.float32)
+    found = np.zeros(len(vocab), dtype=bool)
+    for row, w in enumerate(words):
+        i = vocab.lookup(w)
+        if i is not None and not found[i]:
+            out[i], found[i] = vecs[row], True
+    if not found.any():
+        raise InputError(
+            f"{path}: x2static init_vectors share no word with the vocabulary "
+            f"({len(vocab)} words); expected a space of the same language"
+        )
+    return out, found
+
+
 # --------------------------------------------------------------------------- checkpoints
 
 
-def training_fingerprint(cache: ContextSource, vocab: Vocab, args: X2StaticArgs) -> str:
-    """SHA-256 of what a checkpoint must agree with to be resumed."""
+def training_fingerprint(
+    cache: ContextSource, vocab: Vocab, args: X2StaticArgs, init: np.ndarray | None = None
+) -> str:
+    """SHA-256 of what a checkpoint must agree with to be resumed (with ``init``, the
+    initial rows taken from ``init_vectors``, by content rather than path)."""
     payload = {
         "cache": {
             "meta": getattr(cache, "meta", None),
@@ -241,6 +287,9 @@ def training_fingerprint(cache: ContextSource, vocab: Vocab, args: X2StaticArgs)
         "vocab": vocab.fingerprint(),
         "args": {k: v for k, v in dataclasses.asdict(args).items() if k not in _NOT_FINGERPRINTED},
     }
+    payload["args"].pop("init_vectors")  # a uniform start fingerprints as before the option
+    if init is not None:
+        payload["init_sha256"] = hashlib.sha256(np.ascontiguousarray(init).tobytes()).hexdigest()
     text = json.dumps(payload, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -348,7 +397,17 @@ def train_x2static(
         raise InputError(f"{where}: the teacher cache has no sentences")
     device = dist.device
     ckpt = checkpoint_path(output_dir)
-    fingerprint = training_fingerprint(cache, vocab, args)
+    weights = initial_weights(n_words, dim, args.seed)
+    init_found = 0
+    if args.init == "vectors":
+        assert args.init_vectors is not None  # validated
+        rows, found = init_rows(args.init_vectors, vocab, dim)
+        weights[torch.from_numpy(found)] = torch.from_numpy(rows[found])
+        init_found = int(found.sum())
+        info("x2static: %d of %d words start from %s", init_found, n_words, args.init_vectors)
+    fingerprint = training_fingerprint(
+        cache, vocab, args, weights.numpy() if args.init == "vectors" else None
+    )
     batches_per_epoch = math.ceil(n_sent / args.batch_sentences)
     total_batches = args.epochs * batches_per_epoch
 
@@ -357,9 +416,7 @@ def train_x2static(
     if args.negatives and float(neg_weights.sum()) <= 0:
         raise InputError(f"{where}: every vocabulary count is zero; cannot draw negatives")
 
-    emb = nn.Embedding.from_pretrained(
-        initial_weights(n_words, dim, args.seed), freeze=False, sparse=True
-    ).to(device)
+    emb = nn.Embedding.from_pretrained(weights, freeze=False, sparse=True).to(device)
     optimizer = torch.optim.SparseAdam(list(emb.parameters()), lr=args.lr)
     prog = _Progress()
     # Every rank reads the checkpoint; none goes on (or rank 0 saves) until all have.
@@ -513,6 +570,8 @@ def train_x2static(
         if prog.occurrences_seen
         else 0.0,
         "final_loss": prog.epoch_losses[-1] if prog.epoch_losses else math.nan,
+        "init": args.init,
+        "init_rows_from_vectors": init_found,
         "resumed_from": resumed_from,
         "seconds_this_call": time.monotonic() - started,
         "fingerprint": fingerprint,
