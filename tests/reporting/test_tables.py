@@ -15,6 +15,7 @@ from xlalign.reporting.tables import (
     bli_coverage,
     bli_per_language,
     bli_summary,
+    bli_test_sets,
     load_records,
     to_markdown,
     wordsim_tables,
@@ -110,6 +111,22 @@ def test_table1_averages_languages_present_in_all_then_seeds() -> None:
     assert "left out: es (no es-en result for X2S-MA, Aggregation)" in notes
     assert "seeds 1, 2" in notes
     assert t.meta["en-xx"]["averaged"] == ["de", "fr"]
+
+
+def test_bli_captions_name_the_test_dictionaries() -> None:
+    """Only MUSE's test sets make "MUSE BLI tasks"; a split of package dictionaries says so."""
+    assert bli_test_sets(["muse"]) == "MUSE"
+    assert bli_test_sets(["freedict", "muse"]) == "MUSE"
+    packages = bli_test_sets(["freedict", "cedict", "cldr"])
+    assert packages == "FreeDict + CC-CEDICT + CLDR"
+    muse = bli_summary(bli_records(), spaces=SPACES)
+    assert "Results from MUSE BLI tasks" in muse.caption
+    ours = bli_summary(bli_records(), spaces=SPACES, test_sets=packages)
+    t5 = bli_per_language(bli_records(), spaces=SPACES, test_sets=packages)
+    for caption in (ours.caption, t5.caption):
+        assert "MUSE BLI" not in caption and "MUSE results" not in caption
+        assert "test split of FreeDict + CC-CEDICT + CLDR" in caption
+        assert "not MUSE's test sets" in caption
 
 
 def test_table1_single_seed_no_std_and_seed_specific_gaps() -> None:

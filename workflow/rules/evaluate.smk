@@ -112,5 +112,8 @@ rule tables:
         spaces=SPACES,
         metric=config["evaluate"]["tables"]["metric"],
         retrieval=config["evaluate"]["tables"]["retrieval"],
+        # Which gold dictionaries the BLI test sets come from (MUSE's, or a split of others).
+        dictionaries=config["dictionaries"]["sources"]
+        + (["user files"] if config["dictionaries"]["files"] else []),
     script:
         "../scripts/tables.py"

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from xlalign.core.io import read_json, write_json
-from xlalign.reporting.tables import load_records, write_tables
+from xlalign.reporting.tables import bli_test_sets, load_records, write_tables
 from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
@@ -16,6 +16,7 @@ with job_logging(snakemake):
         spaces=list(p.spaces),
         metric=p.metric,
         retrieval=p.retrieval,
+        test_sets=bli_test_sets(list(p.dictionaries)),
     )
     selection = {}
     for path in snakemake.input.selection:

@@ -47,6 +47,13 @@ DEFAULT_NAMES: dict[str, str] = {
     "muse": "MUSE",
     "rcsls": "RCSLS",
 }
+#: Display names of the gold dictionary sources (``dictionaries.sources``).
+DICTIONARY_NAMES: dict[str, str] = {
+    "muse": "MUSE",
+    "freedict": "FreeDict",
+    "cedict": "CC-CEDICT",
+    "cldr": "CLDR",
+}
 DATASET_NAMES: dict[str, str] = {
     "semeval17": "SemEval 2017 Task 2",
     "simlex999": "SimLex-999",
@@ -234,6 +241,23 @@ def _number(value: Any, at: str) -> float | None:
 
 # obs[space][seed][item] -> value; every seed a space has a record for is a key.
 Obs = dict[str, dict[int, dict[str, float]]]
+
+
+def bli_test_sets(dictionaries: Sequence[str] | None) -> str:
+    """What the BLI test dictionaries are, for captions: ``MUSE`` only when the test sets
+    are MUSE's (``muse`` among the sources: its ``.5000-6500`` files are the test sets),
+    otherwise the sources named, so a table of package dictionaries never reads as MUSE."""
+    if not dictionaries or "muse" in dictionaries:
+        return "MUSE"
+    return " + ".join(DICTIONARY_NAMES.get(d, d) for d in dictionaries)
+
+
+def _bli_task(test_sets: str) -> str:
+    if test_sets == "MUSE":
+        return "MUSE BLI tasks"
+    return (
+        f"BLI on the test split of {test_sets} (VecMap's evaluation protocol; not MUSE's test sets)"
+    )
 
 
 def display_names(spaces: Sequence[str], names: Mapping[str, str] | None) -> dict[str, str]:
@@ -524,6 +548,7 @@ def bli_summary(
     names: Mapping[str, str] | None = None,
     metric: str = "p@1",
     retrieval: str = "csls",
+    test_sets: str = "MUSE",
 ) -> Table:
     """Table 1: per space, ``hub-xx`` and ``xx-hub`` averaged over the shared languages."""
     spaces = _spaces_of(records, spaces)
@@ -578,7 +603,7 @@ def bli_summary(
     notes += _absent_note(absent, label, "BLI results")
     notes += _alignment_note(records, spaces, label)
     caption = (
-        f"Table 1: Results from MUSE BLI tasks, {_metric_label(metric, retrieval)}. "
+        f"Table 1: Results from {_bli_task(test_sets)}, {_metric_label(metric, retrieval)}. "
         "Scores are averaged over those language pairs present in all models."
     )
     return _build(
@@ -603,6 +628,7 @@ def bli_per_language(
     metric: str = "p@1",
     retrieval: str = "csls",
     per_direction: bool = False,
+    test_sets: str = "MUSE",
 ) -> Table:
     """Table 5: per space and language, the metric averaged over both directions.
 
@@ -648,8 +674,9 @@ def bli_per_language(
     notes += _alignment_note(records, spaces, label)
     kind = "per direction" if per_direction else "averaged over both directions"
     caption = (
-        f"Table 5{' (per direction)' if per_direction else ''}: Cross-lingual MUSE results, "
-        f"per language with {hub}, {kind}; "
+        f"Table 5{' (per direction)' if per_direction else ''}: Cross-lingual "
+        + ("MUSE results" if test_sets == "MUSE" else _bli_task(test_sets))
+        + f", per language with {hub}, {kind}; "
         f"{_metric_label(metric, retrieval)}."
     )
     return _build(
@@ -1057,6 +1084,7 @@ def build_tables(
     retrieval: str = "csls",
     dataset: str = "semeval17",
     measure: str | None = None,
+    test_sets: str = "MUSE",
 ) -> list[Table]:
     """All tables in ``tables.md`` order; the same rows everywhere (all compared spaces)."""
     if spaces is None:
@@ -1065,9 +1093,11 @@ def build_tables(
     tables: list[Table] = []
     if bli_records:
         bli_opts = {**opts, "metric": metric, "retrieval": retrieval}
-        tables.append(bli_summary(bli_records, **bli_opts))
-        tables.append(bli_per_language(bli_records, **bli_opts))
-        tables.append(bli_per_language(bli_records, per_direction=True, **bli_opts))
+        tables.append(bli_summary(bli_records, test_sets=test_sets, **bli_opts))
+        tables.append(bli_per_language(bli_records, test_sets=test_sets, **bli_opts))
+        tables.append(
+            bli_per_language(bli_records, per_direction=True, test_sets=test_sets, **bli_opts)
+        )
         tables.append(bli_coverage(bli_records, **bli_opts))
     if wordsim_records:
         ws = wordsim_tables(wordsim_records, dataset=dataset, measure=measure, **opts)
@@ -1087,6 +1117,7 @@ def write_tables(
     retrieval: str = "csls",
     dataset: str = "semeval17",
     measure: str | None = None,
+    test_sets: str = "MUSE",
 ) -> dict[str, Any]:
     """Write ``<table>.md``/``.csv`` per table and ``tables.md`` with all, atomically.
 
@@ -1105,13 +1136,15 @@ def write_tables(
         retrieval=retrieval,
         dataset=dataset,
         measure=measure,
+        test_sets=test_sets,
     )
     files: list[str] = []
     summary: dict[str, Any] = {}
     parts = [
         "# Result tables",
         "",
-        f"BLI: {_metric_label(metric, retrieval)}. Word similarity: "
+        f"BLI: {_metric_label(metric, retrieval)}, test dictionaries: {test_sets}. "
+        "Word similarity: "
         + (
             f"{measure}"
             if measure
