@@ -131,7 +131,8 @@ def test_per_language_keep_unmapped_and_the_tables_footnote(tmp_path: Path) -> N
     }
     table = bli_per_language([rec], spaces=["x2s-ma"])
     (note,) = [n for n in table.footnotes if n.startswith("Alignment")]
-    assert "xx unmapped: degenerate training dictionary (source side of rank 10 < 16" in note
+    assert "unmapped (degenerate training dictionary (source side of rank 10 < 16" in note
+    assert note.endswith("): xx.")
 
 
 def test_without_a_dictionary_a_dictionary_fallback_keeps_the_language_unmapped(

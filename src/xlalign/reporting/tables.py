@@ -440,21 +440,26 @@ def _alignment_note(
     records: Iterable[Record], spaces: Sequence[str], label: Mapping[str, str]
 ) -> list[str]:
     """Which languages of the aligned spaces fell back to another recipe or stayed
-    unmapped, and why (the BLI records' ``alignment.note``, see xlalign.mapping.pairs)."""
+    unmapped, and why (the BLI records' ``alignment.note``, see xlalign.mapping.pairs),
+    languages with the same outcome listed together."""
     seeds: dict[str, set[Any]] = {}
-    notes: dict[str, dict[str, set[Any]]] = {}
+    notes: dict[str, dict[str, dict[str, set[Any]]]] = {}
     for rec in records:
         seeds.setdefault(rec.get("space"), set()).add(rec.get("seed"))
         note = (rec.get("alignment") or {}).get("note")
         if note and rec.get("space") in spaces:
-            key = f"{rec['language']} {note}"
-            notes.setdefault(rec["space"], {}).setdefault(key, set()).add(rec.get("seed"))
+            by_lang = notes.setdefault(rec["space"], {}).setdefault(note, {})
+            by_lang.setdefault(rec["language"], set()).add(rec.get("seed"))
     parts = []
     for s in (s for s in spaces if s in notes):
-        items = [
-            k if seen == seeds[s] else f"{k} (seed {', '.join(map(str, sorted(seen)))})"
-            for k, seen in sorted(notes[s].items())
-        ]
+        items = []
+        for note, by_lang in sorted(notes[s].items()):
+            outcome, _, why = note.partition(": ")
+            langs = ", ".join(
+                lang if seen == seeds[s] else f"{lang} (seed {', '.join(map(str, sorted(seen)))})"
+                for lang, seen in sorted(by_lang.items())
+            )
+            items.append(f"{outcome} ({why}): {langs}" if why else f"{outcome}: {langs}")
         parts.append(f"{label[s]}: {'; '.join(items)}")
     return [f"Alignment: {'. '.join(parts)}."] if parts else []
 
