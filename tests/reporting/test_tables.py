@@ -18,6 +18,7 @@ from xlalign.reporting.tables import (
     bli_test_sets,
     load_records,
     to_markdown,
+    wordsim_coverage,
     wordsim_tables,
     write_tables,
 )
@@ -228,6 +229,23 @@ def test_wordsim_captions_name_the_measure_and_flag_scores_zeroed_by_rule() -> N
     cov = wordsim_tables(recs, spaces=SPACES, names=NAMES, measure="score_covered")
     assert "official score:" not in cov["table2"].caption
     assert "pairs in vocabulary only" in cov["table2"].caption
+
+
+def test_a_set_too_small_to_score_keeps_its_column_and_its_coverage() -> None:
+    """RG-65 on a small corpus: 2 of 65 pairs in vocabulary, no covered correlation."""
+    recs = wordsim_records()
+    for rec in recs:
+        tiny = {**_ws("rg65", "monolingual", ["en"], 0.0), "found": 2, "total": 65}
+        tiny.update(pearson_covered=None, spearman_covered=None, score_covered=None)
+        rec["results"].append(tiny)
+    tables = wordsim_tables(recs, spaces=SPACES, names=NAMES)
+    rg = tables["wordsim_rg65"]
+    assert list(rg.frame.columns) == ["en"]
+    assert set(rg.frame["en"]) == {"–"}
+    assert "No RG-65 results for X2S-M, X2S-MA, Aggregation (–)." in rg.footnotes
+    cov = wordsim_coverage(recs, spaces=SPACES, names=NAMES)["coverage_wordsim_rg65"]
+    assert list(cov.frame.columns) == ["en"]
+    assert cov.values.loc["X2S-M", "en"] == pytest.approx(100 * 2 / 65)
 
 
 def test_markdown_structure() -> None:

@@ -985,6 +985,10 @@ def _other_wordsim(
             decimals[column] = 3
             cells.update({(s, column): v for s, v in avg.per_space.items()})
             notes.append(_task_note(ws, ds, task, avg, label, column))
+    if not columns:
+        # No space has a score (e.g. fewer than 3 pairs in vocabulary): the evaluated
+        # items still get a column of "–", so the table says where nothing was measured.
+        columns = sorted({item for (d, _, item) in ws.counts if d == ds})
     notes += _absent_note([s for s in spaces if s in absent], label, f"{name} results")
     notes += _zeroed_note(ws, ds, label)
     return _build(
@@ -1021,12 +1025,10 @@ def wordsim_coverage(
         }
         if not cells:
             continue
-        columns = [
-            i
-            for t in WORDSIM_TASKS
-            for i in _task_items(ws, ds, t)
-            if any(c == i for _, c in cells)
-        ]
+        covered = sorted({c for _, c in cells})
+        columns = [i for t in WORDSIM_TASKS for i in _task_items(ws, ds, t) if i in covered]
+        # Items without any score (too few pairs in vocabulary) still have a coverage.
+        columns += [i for i in covered if i not in columns]
         out[f"coverage_wordsim_{ds}"] = table = _build(
             f"coverage_wordsim_{ds}",
             f"Word-similarity coverage on {_dataset_name(ds)}: pairs with both words in the "
