@@ -114,6 +114,29 @@ def udpipe_file(lang: str) -> str:
     return f"{RESOURCES}/download/udpipe/{lang}.udpipe"
 
 
+# Zero-shot evaluation data: every loader (official files, gold data from packages) writes
+# records of xlalign.evaluation.tasks.data as JSON Lines, one directory per task x language.
+
+
+def task_dir(task: str, lang: str) -> str:
+    """Records of ``task`` in ``lang``: ``<split>.jsonl`` (train/dev/test) + ``stats.json``."""
+    return f"{RESOURCES}/tasks/{task}/{lang}"
+
+
+def task_split_file(task: str, lang: str, split: str) -> str:
+    return f"{task_dir(task, lang)}/{split}.jsonl"
+
+
+def task_stats_file(task: str, lang: str) -> str:
+    """The builder's record: source, counts, label map, licence, ``silver`` flag."""
+    return f"{task_dir(task, lang)}/stats.json"
+
+
+def task_download_dir(dataset: str) -> str:
+    """Official files of a full-scale dataset (XTREME's sources), as downloaded."""
+    return f"{RESOURCES}/download/tasks/{dataset}"
+
+
 # --- what the configuration reads ---------------------------------------------------------
 
 
