@@ -22,6 +22,7 @@ include: "workflow/rules/extract.smk"
 include: "workflow/rules/wordalign.smk"
 include: "workflow/rules/align.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/zeroshot.smk"
 include: "workflow/rules/track.smk"
 
 

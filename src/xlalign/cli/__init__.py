@@ -10,7 +10,16 @@ import argparse
 import logging
 import sys
 
-from xlalign.cli import config, corpus, evaluation, mapping, resources, static, wordalign
+from xlalign.cli import (
+    config,
+    corpus,
+    evaluation,
+    mapping,
+    resources,
+    static,
+    wordalign,
+    zeroshot,
+)
 from xlalign.cli.static import x2static_job
 from xlalign.core.errors import XlalignError
 
@@ -36,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
         corpus.add_parallel,
         wordalign.add_align,
         wordalign.add_aer,
+        zeroshot.add_finetune,
+        zeroshot.add_retrieve,
         config.add_check_config,
         resources.add_download,
     ):

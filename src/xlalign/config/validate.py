@@ -154,6 +154,7 @@ def _check_semantics(cfg: dict[str, Any], *, origin: str, base_dir: Path) -> Non
 
     _check_mapping_and_evaluation(cfg, fail, base_dir)
     _check_parallel(cfg, fail, base_dir)
+    _check_zeroshot(cfg, fail)
 
 
 def _check_mapping_and_evaluation(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:
@@ -210,6 +211,39 @@ def _check_mapping_and_evaluation(cfg: dict[str, Any], fail: Any, base_dir: Path
     sim = cfg["evaluate"]["wordsim"]
     if sim["english_sets"] and "en" not in langs:
         fail("evaluate.wordsim.english_sets: English is not in `languages`")
+
+
+def _check_zeroshot(cfg: dict[str, Any], fail: Any) -> None:
+    """Task ids, their families and fine-tuning overrides (zeroshot.*)."""
+    from xlalign.evaluation.tasks.base import TaskParams
+    from xlalign.evaluation.tasks.registry import task_info
+
+    zs = cfg["zeroshot"]
+    for task, spec in zs["tasks"].items():
+        key = f"zeroshot.tasks.{task}"
+        try:
+            info = task_info(task)
+        except ConfigError as exc:
+            fail(f"{key}: {exc}")
+        if info.family == "retrieval":
+            fail(f"{key}: {task!r} is a retrieval set: list it under zeroshot.retrieval.sets")
+        try:
+            TaskParams.from_mapping({**info.protocol, **spec["params"]}, where=f"{key}.params")
+        except (ConfigError, TypeError) as exc:
+            fail(str(exc))
+        if info.train_language in spec["languages"]:
+            fail(
+                f"{key}.languages: {info.train_language!r} is the training language "
+                "(always evaluated on its dev set); list the test languages only"
+            )
+    for name, _spec in zs["retrieval"]["sets"].items():
+        key = f"zeroshot.retrieval.sets.{name}"
+        try:
+            info = task_info(name)
+        except ConfigError as exc:
+            fail(f"{key}: {exc}")
+        if info.family != "retrieval":
+            fail(f"{key}: {name!r} is a fine-tuned task: list it under zeroshot.tasks")
 
 
 def _check_parallel(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:

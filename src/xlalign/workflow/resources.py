@@ -239,9 +239,11 @@ THREADS = {
     "induce_dictionary": 4,
     "bli": 4,
     "embedded_encoder": 2,
+    "finetune": 8,
+    "retrieve": 8,
 }
 #: The encoder-heavy jobs: one GPU each with a full-size encoder.
-GPU_STAGES = ("teacher", "x2static", "aggregate")
+GPU_STAGES = ("teacher", "x2static", "aggregate", "finetune", "retrieve")
 
 # ------------------------------------------------------------------------------ encoder
 
@@ -740,6 +742,72 @@ def _track(job: Job) -> Need:
     return Need(800, records * 1.0, 10 + records * 0.05)
 
 
+#: Training examples of the English training sets of the full-scale tasks (XTREME's
+#: statistics; SQuAD v1.1 train for XQuAD and MLQA), for a task whose cap is unset.
+TRAIN_EXAMPLES = {
+    "panx": 20_000,
+    "udpos": 21_253,
+    "xnli": 392_702,
+    "pawsx": 49_401,
+    "xquad": 87_599,
+    "mlqa": 87_599,
+    "tydiqa": 3_696,
+    "udparse": 12_543,
+}
+TRAIN_EXAMPLES_DEFAULT = 20_000
+#: Test examples per language (the evaluation passes are a small share of the cost).
+TEST_EXAMPLES = 5_000
+#: Forward + backward of one example costs about three forward passes.
+TRAIN_PASSES = 3.0
+
+
+def _finetune(job: Job) -> Need:
+    """Fine-tuning: the encoder with its gradients and AdamW moments (4x its weights),
+    activations of a batch, and the selected checkpoint on disk; time from the examples
+    seen (capped by the task's params) over the epochs, at the encoder-pass rates."""
+    zs = job.cfg["zeroshot"]
+    task = job.wildcards.get("task", "")
+    spec = zs["tasks"].get(task, {})
+    params = spec.get("params", {})
+    from xlalign.evaluation.tasks.registry import TASKS
+
+    proto = TASKS[task].protocol if task in TASKS else {}
+    epochs = float(params.get("epochs", proto.get("epochs", 3)))
+    length = int(params.get("max_length", proto.get("max_length", 128)))
+    n = params.get("max_train_examples") or TRAIN_EXAMPLES.get(task, TRAIN_EXAMPLES_DEFAULT)
+    tests = (len(spec.get("languages", [])) + 1) * (
+        params.get("max_test_examples") or TEST_EXAMPLES
+    )
+    enc = job.encoder
+    scale = length / 128
+    if job.gpus:
+        per_pass = enc.depth * (enc.dim / 768) ** 2 / GPU_SENTENCE_LAYERS_S * scale
+    else:
+        per_pass = (
+            enc.depth * (enc.dim / 384) ** 2 / (CPU_SENTENCE_LAYERS_PER_THREAD_S * job.threads)
+        ) * scale
+    seconds = (n * epochs * TRAIN_PASSES + tests) * (per_pass + SENTENCE_OVERHEAD_S)
+    batch = int(params.get("batch_size", proto.get("batch_size", 32)))
+    activations = batch * length * enc.dim * enc.depth * 4 * 20 / MB
+    mem = TORCH_MB + 4 * enc.weights_mb + activations
+    disk = enc.weights_mb * (2 if zs["keep_model"] else 1) * 3 + 100
+    return Need(mem, 60 + seconds, disk)
+
+
+def _retrieve(job: Job) -> Need:
+    """Every layer's pooled states of a set's sentences (a few thousand per language)."""
+    rset = job.cfg["zeroshot"]["retrieval"]["sets"].get(job.wildcards.get("rset", ""), {})
+    langs = len(rset.get("languages", [])) or 1
+    sentences = 2 * langs * (rset.get("max_pairs") or 2_000)
+    enc = job.encoder
+    if job.gpus:
+        per = enc.depth * (enc.dim / 768) ** 2 / GPU_SENTENCE_LAYERS_S
+    else:
+        per = enc.depth * (enc.dim / 384) ** 2 / (CPU_SENTENCE_LAYERS_PER_THREAD_S * job.threads)
+    states = 2 * 2_000 * (enc.depth + 1) * enc.dim * 4 / MB
+    return Need(TORCH_MB + 2 * enc.weights_mb + states, 30 + sentences * per, 50)
+
+
 def _download(stage: str) -> Callable[[Job], Need]:
     size = DOWNLOAD_MB[stage]
     return lambda job: Need(500, size / DOWNLOAD_MB_S, size)
@@ -772,6 +840,9 @@ STAGES: dict[str, Callable[[Job], Need]] = {
     # Scores a dictionary of thousands of pairs: measured 0.6 s, 120 MB.
     "eval_alignment_dictionary": _fixed(500, 30),
     "track": _track,
+    "finetune": _finetune,
+    "retrieve": _retrieve,
+    "zeroshot_tables": _fixed(500, 10),
     **{name: _download(name) for name in DOWNLOAD_MB},
     "download_hf_model": _download_hf_model,
     # Resource builders of the embedded default (measured: <= 21 s, <= 900 MB RSS, the

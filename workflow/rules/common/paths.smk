@@ -252,6 +252,41 @@ def wordalign_targets():
     return out
 
 
+def finetune_tests(task):
+    """Language -> test file of a fine-tuned task: the configured test languages, and
+    English where the task's data has an English test split (else its dev split is the
+    English figure)."""
+    from xlalign.evaluation.tasks.registry import task_info
+
+    info = task_info(task)
+    langs = list(config["zeroshot"]["tasks"][task]["languages"])
+    if task_info(task).data == "download":
+        langs = [info.train_language, *langs]
+    return {lang: wp.task_split_file(task, lang, "test") for lang in langs}
+
+
+def finetune_inputs(task):
+    from xlalign.evaluation.tasks.registry import task_info
+
+    en = task_info(task).train_language
+    return {
+        "train": wp.task_split_file(task, en, "train"),
+        "dev": wp.task_split_file(task, en, "dev"),
+        "tests": list(finetune_tests(task).values()),
+    }
+
+
+def retrieval_inputs(rset):
+    langs = config["zeroshot"]["retrieval"]["sets"][rset]["languages"]
+    return {"sets": [wp.task_split_file(rset, lang, "test") for lang in langs]}
+
+
+def zeroshot_targets():
+    if not (ZS_TASKS or ZS_RETRIEVAL):
+        return []
+    return [rules.zeroshot_tables.output.md]
+
+
 def all_targets():
     targets = [
         output_path(rules.segment, "txt", sseed=sseed, lang=lang)
@@ -268,6 +303,7 @@ def all_targets():
     targets += wp.dictionary_targets(config)
     targets += lexical_targets()
     targets += wordalign_targets()
+    targets += zeroshot_targets()
     if config["tracking"]["enabled"]:
         targets += [output_path(rules.track, "summary", seed=seed) for seed in SEEDS]
     return targets

@@ -135,3 +135,12 @@ def freedict_pkg(src, tgt):
     from xlalign.resources.catalog import freedict_source
 
     return freedict_source(src, tgt)[0]
+
+
+# Zero-shot evaluation: the encoders it evaluates (name -> checkpoint directory; the
+# configured encoder today, the continued pre-training outputs later), fine-tuned tasks,
+# retrieval sets and fine-tuning seeds (kept apart from SEEDS).
+ZS_ENCODERS = {wp.model_slug(config["encoder"]["name"]): wp.encoder_dir(config)}
+ZS_TASKS = list(config["zeroshot"]["tasks"])
+ZS_RETRIEVAL = list(config["zeroshot"]["retrieval"]["sets"])
+ZS_SEEDS = config["zeroshot"]["seeds"]

@@ -59,7 +59,9 @@ class TaskParams:
             raise ConfigError(f"{where}: unknown fine-tuning keys {sorted(unknown)}")
         params = cls(**values)
         if params.selection not in ("dev", "final"):
-            raise ConfigError(f"{where}: selection must be 'dev' or 'final', not {params.selection!r}")
+            raise ConfigError(
+                f"{where}: selection must be 'dev' or 'final', not {params.selection!r}"
+            )
         return params
 
 

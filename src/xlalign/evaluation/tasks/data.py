@@ -157,9 +157,7 @@ def iter_records(path: PathLike, kind: type[R] | str) -> Iterator[R]:
                 raise InputError(f"{p}:{lineno}: expected a JSON object")
             missing = required - obj.keys()
             if missing:
-                raise InputError(
-                    f"{p}:{lineno}: a {cls.__name__} record needs {sorted(missing)}"
-                )
+                raise InputError(f"{p}:{lineno}: a {cls.__name__} record needs {sorted(missing)}")
             rec = cls(**{k: v for k, v in obj.items() if k in names})
             problem = rec.check()
             if problem:

@@ -1,0 +1,140 @@
+"""Zero-shot evaluation commands: ``finetune`` (fine-tune on English, test on the other
+languages) and ``retrieve`` (sentence retrieval without fine-tuning, every layer)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from xlalign.core.errors import InputError
+
+
+def _lang_files(items: list[str], what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        lang, sep, path = item.partition("=")
+        if not sep or not lang or not path:
+            raise InputError(f"{what}: expected LANG=FILE, got {item!r}")
+        out[lang] = path
+    return out
+
+
+def add_finetune(sub: argparse._SubParsersAction) -> None:
+    """The ``finetune`` command."""
+    p = sub.add_parser(
+        "finetune",
+        help="fine-tune an encoder on English task data and evaluate it zero-shot "
+        "(XTREME's recipes: panx, udpos, xnli, pawsx, xquad, mlqa, tydiqa; udparse; "
+        "pos-gold, ner-gold)",
+    )
+    p.add_argument("task", help="task id (xlalign.evaluation.tasks.registry)")
+    p.add_argument("encoder", help="Hugging Face checkpoint directory")
+    p.add_argument("--train", required=True, help="English training records (.jsonl)")
+    p.add_argument("--dev", required=True, help="English dev records (.jsonl), model selection")
+    p.add_argument(
+        "--test", nargs="+", default=[], metavar="LANG=FILE", help="test records per language"
+    )
+    p.add_argument("--seed", type=int, default=1, help="fine-tuning seed")
+    p.add_argument("--output-dir", "-o", required=True, help="predictions (and the model)")
+    p.add_argument("--stats", help="results JSON (default: <output-dir>.json)")
+    p.add_argument("--work-dir", help="checkpoints to resume from (default: <output-dir>.work)")
+    p.add_argument(
+        "--set",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="protocol overrides (TaskParams keys, values as JSON: epochs=2 learning_rate=3e-5)",
+    )
+    p.add_argument("--device")
+    p.add_argument("--precision", choices=["auto", "fp32", "bf16", "fp16"], default="auto")
+    p.add_argument("--no-model", action="store_true", help="keep no fine-tuned checkpoint")
+    p.set_defaults(func=_cmd_finetune)
+
+
+def _overrides(items: list[str]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise InputError(f"--set: expected KEY=VALUE, got {item!r}")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def _cmd_finetune(args: argparse.Namespace) -> None:
+    from xlalign.evaluation.tasks.run import run_finetune
+
+    out_dir = Path(args.output_dir)
+    res = run_finetune(
+        args.task,
+        encoder=args.encoder,
+        encoder_name=Path(args.encoder).name,
+        train=args.train,
+        dev=args.dev,
+        tests=_lang_files(args.test, "--test"),
+        seed=args.seed,
+        output_dir=out_dir,
+        stats_path=args.stats or f"{out_dir}.json",
+        work_dir=args.work_dir or f"{out_dir}.work",
+        params=_overrides(args.set),
+        device=args.device,
+        precision=args.precision,
+        keep_model=not args.no_model,
+    )
+    json.dump(res["summary"], sys.stdout, indent=2, sort_keys=True)
+    sys.stdout.write("\n")
+
+
+def add_retrieve(sub: argparse._SubParsersAction) -> None:
+    """The ``retrieve`` command."""
+    p = sub.add_parser(
+        "retrieve",
+        help="sentence retrieval (Tatoeba-style accuracy@1, both directions) at a layer and "
+        "across every layer, from one forward pass",
+    )
+    p.add_argument("set", help="retrieval set id: tatoeba, bucc, udhr, bible")
+    p.add_argument("encoder", help="Hugging Face checkpoint directory")
+    p.add_argument("pairs", nargs="+", metavar="LANG=FILE", help="RetrievalPair records (.jsonl)")
+    p.add_argument("--output", "-o", required=True, help="results JSON")
+    p.add_argument("--predictions-dir", help="per-query predictions, one file per language")
+    p.add_argument(
+        "--layer",
+        type=int,
+        help="Hugging Face hidden_states index (0 = embeddings); default XTREME's layer "
+        "(hidden_states[-12:][7], i.e. 8 of a 12-layer model)",
+    )
+    p.add_argument("--pooling", choices=["mean", "cls"], default="mean")
+    p.add_argument("--exclude-special", action="store_true", help="mean pooling without <s>, </s>")
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--max-length", type=int, default=512)
+    p.add_argument("--max-pairs", type=int)
+    p.add_argument("--device")
+    p.set_defaults(func=_cmd_retrieve)
+
+
+def _cmd_retrieve(args: argparse.Namespace) -> None:
+    from xlalign.evaluation.tasks.run import run_retrieval
+
+    res = run_retrieval(
+        args.set,
+        encoder=args.encoder,
+        encoder_name=Path(args.encoder).name,
+        sets=_lang_files(args.pairs, "pairs"),
+        stats_path=args.output,
+        predictions_dir=args.predictions_dir,
+        layer=args.layer,
+        pooling=args.pooling,
+        include_special=not args.exclude_special,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        max_pairs=args.max_pairs,
+        device=args.device,
+    )
+    brief = {lang: r.get("accuracy") for lang, r in res["languages"].items()}
+    json.dump({"layer": res["layer"], "accuracy": brief}, sys.stdout, indent=2, sort_keys=True)
+    sys.stdout.write("\n")

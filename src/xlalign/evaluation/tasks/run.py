@@ -1,0 +1,252 @@
+"""One fine-tuning run or one retrieval evaluation, from the task files on disk to the
+results JSON: what the workflow's jobs and the CLI (``xlalign finetune``, ``xlalign
+retrieve``) call.
+
+A fine-tuning run (task x encoder x fine-tuning seed) reads the English ``train`` and
+``dev`` splits and each test language's ``test`` split (records of :mod:`.data`),
+fine-tunes with the task's protocol (:mod:`.registry`, overridden by the config), and
+writes into ``output_dir`` the per-example predictions of every evaluated split
+(``predictions/<lang>.jsonl``) and, when kept, the selected model; ``stats_path`` gets the
+results JSON: scores per language, the English score and the transfer gap, the label
+inventory and the data's label maps and ``silver`` flags, counts, learning curve.
+
+Caps on the number of examples (``max_*_examples``) take the first examples of a split
+in file order; the data builders write their splits in a fixed order, so every
+fine-tuning seed sees the same examples.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from xlalign.core.errors import InputError
+from xlalign.core.io import PathLike, read_json, write_json
+from xlalign.evaluation.tasks.base import TaskParams
+from xlalign.evaluation.tasks.data import read_records
+from xlalign.evaluation.tasks.registry import TaskInfo, task_info
+
+log = logging.getLogger(__name__)
+
+
+def task_params(task: str, overrides: Mapping[str, Any] | None = None) -> TaskParams:
+    """The task's protocol (:data:`~.registry.PROTOCOLS`) with ``overrides`` on top."""
+    info = task_info(task)
+    values = {**info.protocol, **dict(overrides or {})}
+    extra = {**info.protocol.get("extra", {}), **dict((overrides or {}).get("extra", {}))}
+    values["extra"] = extra
+    return TaskParams.from_mapping(values, where=f"zeroshot.tasks.{task}.params")
+
+
+def _data_stats(split_file: PathLike) -> dict[str, Any]:
+    """The builder's ``stats.json`` beside a split file ({} when there is none)."""
+    p = Path(split_file).with_name("stats.json")
+    return read_json(p) if p.is_file() else {}
+
+
+def _cap(records: list[Any], n: int | None) -> list[Any]:
+    return records if n is None else records[:n]
+
+
+def transfer_gap(english: float | None, others: Mapping[str, float]) -> dict[str, Any]:
+    """XTREME's cross-lingual transfer gap: English score minus the mean over the other
+    languages (and per language); None where English has no score."""
+    vals = [v for v in others.values() if v is not None]
+    mean = sum(vals) / len(vals) if vals else None
+    return {
+        "mean_others": mean,
+        "gap": None if english is None or mean is None else english - mean,
+        "per_language": {
+            k: (None if english is None or v is None else english - v) for k, v in others.items()
+        },
+    }
+
+
+def summarise_scores(
+    info: TaskInfo, scores: Mapping[str, Mapping[str, Any]], *, english_key: str
+) -> dict[str, Any]:
+    """The task metric per language, the English figure and the transfer gap."""
+    metric = info.metric
+    per_lang = {
+        lang: s.get(metric) for lang, s in scores.items() if lang not in ("en", english_key)
+    }
+    en = scores.get(english_key, {}).get(metric)
+    return {
+        "metric": metric,
+        "english": en,
+        "english_split": english_key.split("/")[-1] if "/" in english_key else "test",
+        "per_language": per_lang,
+        "transfer": transfer_gap(en, per_lang),
+    }
+
+
+def run_finetune(
+    task: str,
+    *,
+    encoder: PathLike,
+    encoder_name: str,
+    train: PathLike,
+    dev: PathLike,
+    tests: Mapping[str, PathLike],
+    seed: int,
+    output_dir: PathLike,
+    stats_path: PathLike,
+    work_dir: PathLike,
+    params: Mapping[str, Any] | None = None,
+    device: str | None = None,
+    precision: str = "auto",
+    keep_model: bool = True,
+) -> dict[str, Any]:
+    """Fine-tune ``encoder`` on ``task`` and evaluate it; returns the results written to
+    ``stats_path``. ``tests`` maps each evaluated language to its test file (English too
+    when the data has an English test split)."""
+    from xlalign.evaluation.tasks.families import make_task
+    from xlalign.evaluation.tasks.finetune import finetune
+
+    info = task_info(task)
+    p = task_params(task, params)
+    impl = make_task(task)
+    kind = impl.record_type
+    train_recs = _cap(read_records(train, kind), p.max_train_examples)
+    dev_recs = _cap(read_records(dev, kind), p.max_dev_examples)
+    if not train_recs:
+        raise InputError(f"{train}: no training examples for task {task!r}")
+    test_recs = {
+        lang: _cap(read_records(f, kind), p.max_test_examples) for lang, f in tests.items()
+    }
+    for lang, recs in test_recs.items():
+        if not recs:
+            raise InputError(f"{tests[lang]}: no test examples for {task!r} in {lang!r}")
+    result = finetune(
+        impl,
+        encoder=Path(encoder),
+        train=train_recs,
+        dev=dev_recs,
+        tests=test_recs,
+        params=p,
+        seed=int(seed),
+        output_dir=Path(output_dir),
+        work_dir=Path(work_dir),
+        device=device,
+        precision=precision,
+        keep_model=keep_model,
+    )
+    scores: dict[str, Any] = result["scores"]
+    english_key = "en" if "en" in tests else "en/dev"
+    if english_key == "en/dev" and "en/dev" not in scores:
+        # the loop names the English dev scores after the split
+        english_key = next((k for k in scores if k.startswith("en")), "en/dev")
+    data = {
+        "train": {"file": str(train), "examples": len(train_recs), **_data_stats(train)},
+        "tests": {
+            lang: {"file": str(f), "examples": len(test_recs[lang]), **_data_stats(f)}
+            for lang, f in tests.items()
+        },
+    }
+    silver = sorted(lang for lang, d in data["tests"].items() if d.get("silver")) + (
+        ["en (train)"] if data["train"].get("silver") else []
+    )
+    out = {
+        "task": task,
+        "title": info.title,
+        "family": info.family,
+        "protocol": info.protocol_note,
+        "encoder": encoder_name,
+        "seed": int(seed),
+        "params": asdict(p),
+        **{k: v for k, v in result.items() if k != "scores"},
+        "scores": scores,
+        "summary": summarise_scores(info, scores, english_key=english_key),
+        "silver": silver,
+        "data": data,
+    }
+    write_json(stats_path, out)
+    return out
+
+
+def run_retrieval(
+    name: str,
+    *,
+    encoder: PathLike,
+    encoder_name: str,
+    sets: Mapping[str, PathLike],
+    stats_path: PathLike,
+    predictions_dir: PathLike | None = None,
+    layer: int | None = None,
+    pooling: str = "mean",
+    include_special: bool = True,
+    batch_size: int = 32,
+    max_length: int = 512,
+    max_pairs: int | None = None,
+    device: str | None = None,
+) -> dict[str, Any]:
+    """Sentence retrieval of every language's pairs in ``sets`` (lang -> file) with
+    ``encoder``, at ``layer`` (Hugging Face ``hidden_states`` index; None = XTREME's) and
+    across every layer; writes and returns the results."""
+    import json
+
+    from transformers import AutoModel, AutoTokenizer
+
+    from xlalign.core.device import resolve_device
+    from xlalign.core.io import atomic_open
+    from xlalign.encoders.contextual import encoder_depth
+    from xlalign.evaluation.tasks.retrieval import evaluate_retrieval, xtreme_layer_to_hf
+
+    info = task_info(name)
+    dev = resolve_device(None if device in (None, "auto") else device)
+    tokenizer = AutoTokenizer.from_pretrained(str(encoder))
+    model = AutoModel.from_pretrained(str(encoder)).to(dev).eval()
+    depth = encoder_depth(model.config)
+    chosen = xtreme_layer_to_hf(7, depth) if layer is None else int(layer)
+    if not 0 <= chosen <= depth:
+        raise InputError(
+            f"zeroshot.retrieval.layer: {chosen} is outside 0..{depth} for {encoder_name} "
+            f"(a {depth}-layer encoder; 0 = embeddings)"
+        )
+    results: dict[str, Any] = {}
+    for lang, path in sets.items():
+        pairs = read_records(path, "retrieval")
+        if max_pairs is not None:
+            pairs = pairs[:max_pairs]
+        res = evaluate_retrieval(
+            pairs,
+            model,
+            tokenizer,
+            layer=chosen,
+            pooling=pooling,
+            include_special=include_special,
+            batch_size=batch_size,
+            max_length=max_length,
+            device=dev,
+        )
+        preds = res.pop("predictions", None)
+        if predictions_dir is not None and preds is not None:
+            Path(predictions_dir).mkdir(parents=True, exist_ok=True)
+            with atomic_open(Path(predictions_dir) / f"{lang}.json", "w") as fh:
+                json.dump(preds, fh)
+        res["data"] = {"file": str(path), **_data_stats(path)}
+        results[lang] = res
+    out = {
+        "set": name,
+        "title": info.title,
+        "protocol": info.protocol_note,
+        "encoder": encoder_name,
+        "depth": depth,
+        "layer": chosen,
+        "layer_convention": "hf_hidden_states (0 = embeddings)",
+        "layer_rule": "xtreme (hidden_states[-12:][7])" if layer is None else "configured",
+        "pooling": pooling,
+        "include_special": include_special,
+        "languages": results,
+    }
+    write_json(stats_path, out)
+    return out
+
+
+def default_languages(task: str, configured: Sequence[str]) -> list[str]:
+    """Configured test languages minus the training language."""
+    info = task_info(task)
+    return [lang for lang in configured if lang != info.train_language]

@@ -1,0 +1,320 @@
+"""The zero-shot tables: the paper's Table 3 shape and per-language Tables 8-12, from the
+results of the fine-tuning and retrieval jobs (xlalign.evaluation.tasks.run).
+
+* **Summary** (Table 3 shape): encoders as rows, tasks as columns (each task's metric,
+  averaged over its test languages, then mean ± std over fine-tuning seeds), retrieval
+  sets (accuracy@1, xx→en, at the configured layer), and their average.
+* **Per task** (Tables 8-12 shape): one column per language, English first (its test
+  split, or its dev split where the data has no English test, marked ``en (dev)``), and
+  the transfer gap (English minus the mean of the others).
+* **Retrieval by layer**: accuracy@1 at every Hugging Face ``hidden_states`` index (0 =
+  the embeddings), from the one forward pass of the retrieval job.
+
+Names follow :mod:`xlalign.evaluation.tasks.registry`: only tasks run on XTREME's data
+with XTREME's protocol carry XTREME's names; silver labels are marked where they appear.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from xlalign.core.errors import InputError
+from xlalign.core.io import PathLike, atomic_open, read_json, write_json
+from xlalign.evaluation.tasks.registry import task_info
+from xlalign.reporting.tables import MISSING, to_markdown
+
+DECIMALS = 2
+OTHER_METRICS = ("f1", "accuracy", "exact_match", "precision", "recall", "uas", "las")
+
+
+def _fmt(vals: Sequence[float]) -> str:
+    vals = [v for v in vals if v is not None and not math.isnan(v)]
+    if not vals:
+        return MISSING
+    mean = statistics.fmean(vals)
+    if len(vals) == 1:
+        return f"{mean:.{DECIMALS}f}"
+    return f"{mean:.{DECIMALS}f} ± {statistics.stdev(vals):.{DECIMALS}f}"
+
+
+def _mean(vals: Sequence[float | None]) -> float | None:
+    vals = [v for v in vals if v is not None]
+    return statistics.fmean(vals) if vals else None
+
+
+def load_runs(paths: Sequence[PathLike]) -> list[dict[str, Any]]:
+    runs = []
+    for p in paths:
+        rec = read_json(p)
+        for key in ("task", "encoder", "seed", "summary", "scores"):
+            if key not in rec:
+                raise InputError(f"{p}: not a fine-tuning result (no {key!r})")
+        rec["_source"] = str(p)
+        runs.append(rec)
+    return runs
+
+
+def retrieval_accuracy(res: Mapping[str, Any], direction: str = "xx->en") -> float | None:
+    """Accuracy@1 (0-100) of one language's retrieval result in one direction."""
+    acc = res.get("accuracy", {})
+    value = acc.get(direction) if isinstance(acc, Mapping) else None
+    return None if value is None else float(value)
+
+
+def retrieval_sweep(res: Mapping[str, Any], direction: str = "xx->en") -> list[float]:
+    sweep = res.get("sweep", {})
+    vals = sweep.get(direction, []) if isinstance(sweep, Mapping) else []
+    return [float(v) for v in vals]
+
+
+def _english_label(runs: Sequence[Mapping[str, Any]]) -> str:
+    splits = {r["summary"].get("english_split") for r in runs}
+    return "en (dev)" if splits == {"dev"} else "en"
+
+
+def _notes_for(task: str, runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    info = task_info(task)
+    notes = [f"{info.title}: {info.protocol}." if info.protocol else ""]
+    notes = [n for n in notes if n]
+    silver = sorted({s for r in runs for s in r.get("silver", [])})
+    if silver:
+        notes.append(f"Silver labels (from a tagger, not annotators): {', '.join(silver)}.")
+    unseen: dict[str, int] = defaultdict(int)
+    for r in runs:
+        for lang, counts in (r.get("counts", {}) or {}).items():
+            if isinstance(counts, Mapping):
+                for key, n in counts.items():
+                    if "unseen" in key and n:
+                        unseen[lang] += int(n)
+    if unseen:
+        items = ", ".join(f"{lang} {n}" for lang, n in sorted(unseen.items()))
+        notes.append(f"Test labels never seen in training (scored as errors): {items}.")
+    return notes
+
+
+def summary_table(
+    runs: Sequence[Mapping[str, Any]],
+    retrieval: Sequence[Mapping[str, Any]],
+    *,
+    encoders: Sequence[str],
+    tasks: Sequence[str],
+    retrieval_sets: Sequence[str],
+) -> tuple[pd.DataFrame, list[str], dict[str, Any]]:
+    """Table 3 shape: per encoder, each task's cross-language mean, over seeds."""
+    columns: list[str] = []
+    cells: dict[str, dict[str, str]] = {e: {} for e in encoders}
+    values: dict[str, dict[str, float | None]] = {e: {} for e in encoders}
+    notes: list[str] = []
+    for task in tasks:
+        info = task_info(task)
+        col = f"{info.title} ({info.metric})"
+        columns.append(col)
+        for enc in encoders:
+            per_seed = [
+                _mean(list(r["summary"]["per_language"].values()))
+                for r in runs
+                if r["task"] == task and r["encoder"] == enc
+            ]
+            per_seed = [v for v in per_seed if v is not None]
+            n = len(per_seed)
+            cells[enc][col] = _fmt(per_seed) + (f" (n={n})" if n > 1 else "")
+            values[enc][col] = _mean(per_seed)
+        notes += _notes_for(task, [r for r in runs if r["task"] == task])
+    for rset in retrieval_sets:
+        info = task_info(rset)
+        col = f"{info.title} (acc@1)"
+        columns.append(col)
+        for enc in encoders:
+            res = [r for r in retrieval if r["set"] == rset and r["encoder"] == enc]
+            accs = [
+                retrieval_accuracy(lang_res) for r in res for lang_res in r["languages"].values()
+            ]
+            v = _mean(accs)
+            values[enc][col] = v
+            cells[enc][col] = _fmt([v] if v is not None else [])
+        if info.protocol:
+            notes.append(f"{info.title}: {info.protocol}.")
+    for enc in encoders:
+        present = [v for v in values[enc].values() if v is not None]
+        values[enc]["avg"] = _mean(present) if len(present) == len(columns) else None
+        cells[enc]["avg"] = _fmt([values[enc]["avg"]] if values[enc]["avg"] is not None else [])
+    frame = pd.DataFrame([[cells[e].get(c, MISSING) for c in [*columns, "avg"]] for e in encoders])
+    frame.columns = [*columns, "avg"]
+    frame.index = pd.Index(list(encoders), name="Model")
+    notes.insert(
+        0,
+        "Fine-tuned tasks: each task's metric averaged over its test languages (English not "
+        "included), mean ± std over fine-tuning seeds (n = seeds). Retrieval: accuracy@1 of "
+        "the non-English sentence retrieving its English translation among all English "
+        "sentences of the set, averaged over languages. avg: mean of the columns, only when "
+        "every column has a value.",
+    )
+    return frame, notes, {"columns": [*columns, "avg"], "values": values}
+
+
+def task_table(
+    task: str, runs: Sequence[Mapping[str, Any]], *, encoders: Sequence[str]
+) -> tuple[pd.DataFrame, str, list[str], dict[str, Any]]:
+    """Tables 8-12 shape for one task: per-language scores, mean ± std over seeds."""
+    info = task_info(task)
+    mine = [r for r in runs if r["task"] == task]
+    en_label = _english_label(mine)
+    langs: list[str] = []
+    for r in mine:
+        for lang in r["summary"]["per_language"]:
+            if lang not in langs:
+                langs.append(lang)
+    columns = [en_label, *langs, "avg", "gap"]
+    rows = []
+    numbers: dict[str, dict[str, float | None]] = {}
+    for enc in encoders:
+        er = [r for r in mine if r["encoder"] == enc]
+        row = [_fmt([r["summary"]["english"] for r in er if r["summary"]["english"] is not None])]
+        numbers[enc] = {"en": _mean([r["summary"]["english"] for r in er])}
+        for lang in langs:
+            vals = [r["summary"]["per_language"].get(lang) for r in er]
+            vals = [v for v in vals if v is not None]
+            row.append(_fmt(vals))
+            numbers[enc][lang] = _mean(vals)
+        row.append(
+            _fmt([_mean(list(r["summary"]["per_language"].values())) or math.nan for r in er])
+        )
+        row.append(
+            _fmt(
+                [
+                    r["summary"]["transfer"]["gap"]
+                    for r in er
+                    if r["summary"]["transfer"]["gap"] is not None
+                ]
+            )
+        )
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=columns, index=pd.Index(list(encoders), name="Model"))
+    seeds = sorted({int(r["seed"]) for r in mine})
+    caption = (
+        f"{info.title} ({info.metric}) per language, mean ± std over fine-tuning seeds "
+        f"{', '.join(map(str, seeds))}."
+    )
+    notes = [
+        f"{en_label}: the English figure"
+        + (
+            " on the English dev split (the data has no English test split)"
+            if "dev" in en_label
+            else ""
+        )
+        + "; avg: mean over the other languages; gap: English minus that mean (XTREME's "
+        "cross-lingual transfer gap).",
+        *_notes_for(task, mine),
+    ]
+    extra = _other_metrics_note(task, mine)
+    if extra:
+        notes.append(extra)
+    return frame, caption, notes, {"columns": columns, "values": numbers, "seeds": seeds}
+
+
+def _other_metrics_note(task: str, runs: Sequence[Mapping[str, Any]]) -> str:
+    """The metrics reported beside the table's (token accuracy beside XTREME's POS "F1",
+    precision and recall beside span F1, EM beside F1), averaged over seeds."""
+    info = task_info(task)
+    per: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in runs:
+        for lang, s in r["scores"].items():
+            if not isinstance(s, Mapping):
+                continue
+            for key, v in s.items():
+                numeric = isinstance(v, int | float) and not isinstance(v, bool)
+                if key != info.metric and numeric and key in OTHER_METRICS:
+                    per[key][lang].append(float(v))
+    if not per:
+        return ""
+    parts = []
+    for key, langs in sorted(per.items()):
+        items = ", ".join(f"{lang} {statistics.fmean(v):.{DECIMALS}f}" for lang, v in langs.items())
+        parts.append(f"{key}: {items}")
+    return "Other metrics (mean over seeds): " + "; ".join(parts) + "."
+
+
+def layer_table(
+    rset: str, retrieval: Sequence[Mapping[str, Any]], encoder: str
+) -> tuple[pd.DataFrame, str, list[str]] | None:
+    res = next((r for r in retrieval if r["set"] == rset and r["encoder"] == encoder), None)
+    if res is None:
+        return None
+    info = task_info(rset)
+    langs = list(res["languages"])
+    sweeps = {lang: retrieval_sweep(res["languages"][lang]) for lang in langs}
+    depth = max((len(s) for s in sweeps.values()), default=0)
+    rows = []
+    for layer in range(depth):
+        vals = [sweeps[lang][layer] if layer < len(sweeps[lang]) else None for lang in langs]
+        rows.append(
+            [
+                *(MISSING if v is None else f"{v:.{DECIMALS}f}" for v in vals),
+                _fmt([v for v in vals if v is not None]),
+            ]
+        )
+    index = [
+        f"{i}{' (embeddings)' if i == 0 else ''}{' ←' if i == res['layer'] else ''}"
+        for i in range(depth)
+    ]
+    frame = pd.DataFrame(rows, columns=[*langs, "mean"], index=pd.Index(index, name="layer"))
+    caption = (
+        f"{info.title}, {encoder}: accuracy@1 (xx→en) by layer (Hugging Face hidden_states "
+        f"index, 0 = embeddings; ← the configured layer {res['layer']}, rule: {res['layer_rule']})."
+    )
+    notes = [
+        f"Pooling: {res['pooling']} over the attention mask, special tokens "
+        f"{'included' if res['include_special'] else 'excluded'}; one forward pass per sentence "
+        "gives every layer."
+    ]
+    return frame, caption, notes
+
+
+def write_zeroshot_tables(
+    *,
+    runs: Sequence[PathLike],
+    retrieval: Sequence[PathLike],
+    md_path: PathLike,
+    summary_path: PathLike,
+    encoders: Sequence[str],
+    tasks: Sequence[str],
+    retrieval_sets: Sequence[str],
+) -> dict[str, Any]:
+    """Write the zero-shot tables (Markdown with every table, a CSV per table) and their
+    summary JSON; returns the summary."""
+    run_recs = load_runs(runs)
+    ret_recs = [read_json(p) for p in retrieval]
+    out_dir = Path(md_path).parent
+    parts = ["# Zero-shot cross-lingual evaluation", ""]
+    summary: dict[str, Any] = {"tables": {}}
+
+    def emit(name: str, frame: pd.DataFrame, caption: str, notes: list[str], meta: Any) -> None:
+        md = to_markdown(frame, caption, notes)
+        parts.extend([md.rstrip("\n"), ""])
+        with atomic_open(out_dir / f"zeroshot_{name}.csv") as fh:
+            frame.to_csv(fh, lineterminator="\n")
+        summary["tables"][name] = {"caption": caption, "footnotes": notes, **(meta or {})}
+
+    frame, notes, meta = summary_table(
+        run_recs, ret_recs, encoders=encoders, tasks=tasks, retrieval_sets=retrieval_sets
+    )
+    emit("summary", frame, "Zero-shot results (the paper's Table 3 shape).", notes, meta)
+    for task in tasks:
+        frame, caption, notes, meta = task_table(task, run_recs, encoders=encoders)
+        emit(task, frame, caption, notes, meta)
+    for rset in retrieval_sets:
+        for enc in encoders:
+            made = layer_table(rset, ret_recs, enc)
+            if made:
+                emit(f"{rset}_layers_{enc}", *made, None)
+    with atomic_open(md_path) as fh:
+        fh.write("\n".join(parts))
+    write_json(summary_path, summary)
+    return summary

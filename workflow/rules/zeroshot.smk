@@ -1,0 +1,120 @@
+# Zero-shot cross-lingual evaluation of encoders (XTREME style; xlalign.evaluation.tasks):
+# fine-tune on English and test on every other language, one job per encoder x task x
+# fine-tuning seed; sentence retrieval without fine-tuning, one job per encoder x set; the
+# paper's Table 3 shape and per-language Tables 8-12 from whatever ran.
+
+
+rule finetune:
+    input:
+        unpack(lambda wc: finetune_inputs(wc.task)),
+        encoder=lambda wc: ZS_ENCODERS[wc.encoder],
+    output:
+        # predictions/<lang>.jsonl of every evaluated split, and the selected model (kept
+        # with zeroshot.keep_model)
+        run=directory(f"{RES}/zeroshot/{{encoder}}/{{task}}/ft{{ftseed}}"),
+        stats=f"{RES}/zeroshot/{{encoder}}/{{task}}/ft{{ftseed}}.json",
+    log:
+        log_path("finetune", "{encoder}", "{task}", "ft{ftseed}"),
+    benchmark:
+        bench_path("finetune", "{encoder}", "{task}", "ft{ftseed}")
+    wildcard_constraints:
+        task="|".join(ZS_TASKS) or "none",
+        encoder="|".join(ZS_ENCODERS) or "none",
+        ftseed=r"\d+",
+    conda:
+        f"{ENVS}/torch.yaml"
+    threads: job_threads("finetune")
+    resources:
+        mem_mb=job_mem("finetune"),
+        runtime=job_runtime("finetune"),
+        disk_mb=job_disk("finetune"),
+        gpu=job_gpu("finetune"),
+    params:
+        tests=lambda wc: finetune_tests(wc.task),
+        params=lambda wc: config["zeroshot"]["tasks"][wc.task]["params"],
+        # Checkpoints to resume from after a kill: beside the outputs, not among them
+        # (Snakemake removes a failed job's outputs), deleted when the run succeeds.
+        work_dir=lambda wc: f"{RES}/zeroshot/{wc.encoder}/{wc.task}/ft{wc.ftseed}.work",
+        device=config["zeroshot"]["device"],
+        precision=config["zeroshot"]["precision"],
+        keep_model=config["zeroshot"]["keep_model"],
+    script:
+        "../scripts/finetune.py"
+
+
+rule retrieve:
+    input:
+        unpack(lambda wc: retrieval_inputs(wc.rset)),
+        encoder=lambda wc: ZS_ENCODERS[wc.encoder],
+    output:
+        predictions=directory(f"{RES}/zeroshot/{{encoder}}/retrieval/{{rset}}"),
+        stats=f"{RES}/zeroshot/{{encoder}}/retrieval/{{rset}}.json",
+    log:
+        log_path("retrieve", "{encoder}", "{rset}"),
+    benchmark:
+        bench_path("retrieve", "{encoder}", "{rset}")
+    wildcard_constraints:
+        rset="|".join(ZS_RETRIEVAL) or "none",
+        encoder="|".join(ZS_ENCODERS) or "none",
+    conda:
+        f"{ENVS}/torch.yaml"
+    threads: job_threads("retrieve")
+    resources:
+        mem_mb=job_mem("retrieve"),
+        runtime=job_runtime("retrieve"),
+        disk_mb=job_disk("retrieve"),
+        gpu=job_gpu("retrieve"),
+    params:
+        languages=lambda wc: config["zeroshot"]["retrieval"]["sets"][wc.rset][
+            "languages"
+        ],
+        max_pairs=lambda wc: config["zeroshot"]["retrieval"]["sets"][wc.rset][
+            "max_pairs"
+        ],
+        settings={
+            k: config["zeroshot"]["retrieval"][k]
+            for k in (
+                "layer",
+                "pooling",
+                "include_special",
+                "batch_size",
+                "max_length",
+            )
+        },
+        device=config["zeroshot"]["device"],
+    script:
+        "../scripts/retrieve.py"
+
+
+rule zeroshot_tables:
+    input:
+        runs=[
+            output_path(rules.finetune, "stats", encoder=enc, task=task, ftseed=s)
+            for enc in ZS_ENCODERS
+            for task in ZS_TASKS
+            for s in ZS_SEEDS
+        ],
+        retrieval=[
+            output_path(rules.retrieve, "stats", encoder=enc, rset=rset)
+            for enc in ZS_ENCODERS
+            for rset in ZS_RETRIEVAL
+        ],
+    output:
+        md=f"{RES}/tables/zeroshot.md",
+        # Not `stats`: the tables' own summary, not a job to mirror into MLflow.
+        summary=f"{RES}/tables/zeroshot.json",
+    log:
+        log_path("zeroshot_tables", "all"),
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: job_threads("zeroshot_tables")
+    resources:
+        mem_mb=job_mem("zeroshot_tables"),
+        runtime=job_runtime("zeroshot_tables"),
+        disk_mb=job_disk("zeroshot_tables"),
+    params:
+        encoders=list(ZS_ENCODERS),
+        tasks=ZS_TASKS,
+        retrieval=ZS_RETRIEVAL,
+    script:
+        "../scripts/zeroshot_tables.py"

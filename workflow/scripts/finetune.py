@@ -1,0 +1,24 @@
+"""Snakemake job: fine-tune an encoder on one task with one seed, evaluate it on English
+and the test languages (see xlalign.evaluation.tasks.run)."""
+
+from xlalign.evaluation.tasks.run import run_finetune
+from xlalign.workflow.jobscript import job_logging
+
+with job_logging(snakemake):
+    wc, inp, par = snakemake.wildcards, snakemake.input, snakemake.params
+    run_finetune(
+        wc.task,
+        encoder=inp.encoder,
+        encoder_name=wc.encoder,
+        train=inp.train,
+        dev=inp.dev,
+        tests=par.tests,
+        seed=int(wc.ftseed),
+        output_dir=snakemake.output.run,
+        stats_path=snakemake.output.stats,
+        work_dir=par.work_dir,
+        params=par.params,
+        device=par.device,
+        precision=par.precision,
+        keep_model=par.keep_model,
+    )
