@@ -22,6 +22,8 @@ include: "workflow/rules/extract.smk"
 include: "workflow/rules/wordalign.smk"
 include: "workflow/rules/align.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/tasks_download.smk"
+include: "workflow/rules/labelled.smk"
 include: "workflow/rules/zeroshot.smk"
 include: "workflow/rules/track.smk"
 

@@ -40,7 +40,9 @@ def make_tiny_encoder(out_dir: Path, texts: Iterable[str], *, layers: int = 2) -
     vocab = specials + pieces + sorted(w for w in words if len(w) > 1)[:500]
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    tok = BertTokenizerFast(vocab_file=str(out_dir / "vocab.txt"), do_lower_case=True)
+    # transformers 5 reads the vocabulary from ``vocab`` (a path or a dict) and silently
+    # ignores ``vocab_file``, which left a tokenizer of the five special tokens only
+    tok = BertTokenizerFast(vocab=str(out_dir / "vocab.txt"), do_lower_case=True)
     tok.save_pretrained(out_dir)
     torch.manual_seed(0)
     cfg = BertConfig(

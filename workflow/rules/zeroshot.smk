@@ -30,6 +30,7 @@ rule finetune:
         disk_mb=job_disk("finetune"),
         gpu=job_gpu("finetune"),
     params:
+        splits=lambda wc: finetune_splits(wc.task),
         tests=lambda wc: finetune_tests(wc.task),
         params=lambda wc: config["zeroshot"]["tasks"][wc.task]["params"],
         # Checkpoints to resume from after a kill: beside the outputs, not among them

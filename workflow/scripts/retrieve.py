@@ -10,7 +10,7 @@ with job_logging(snakemake):
         snakemake.wildcards.rset,
         encoder=snakemake.input.encoder,
         encoder_name=snakemake.wildcards.encoder,
-        sets=dict(zip(par.languages, snakemake.input.sets, strict=True)),
+        sets=dict(zip(par.languages, par.files, strict=True)),
         stats_path=snakemake.output.stats,
         predictions_dir=snakemake.output.predictions,
         max_pairs=par.max_pairs,

@@ -3,7 +3,8 @@ results of the fine-tuning and retrieval jobs (xlalign.evaluation.tasks.run).
 
 * **Summary** (Table 3 shape): encoders as rows, tasks as columns (each task's metric,
   averaged over its test languages, then mean ± std over fine-tuning seeds), retrieval
-  sets (accuracy@1, xx→en, at the configured layer), and their average.
+  sets (accuracy@1 en→xx, XTREME's Tatoeba direction: English queries, the other
+  language's sentences indexed; at the configured layer), and their average.
 * **Per task** (Tables 8-12 shape): one column per language, English first (its test
   split, or its dev split where the data has no English test, marked ``en (dev)``), and
   the transfer gap (English minus the mean of the others).
@@ -61,14 +62,14 @@ def load_runs(paths: Sequence[PathLike]) -> list[dict[str, Any]]:
     return runs
 
 
-def retrieval_accuracy(res: Mapping[str, Any], direction: str = "xx->en") -> float | None:
+def retrieval_accuracy(res: Mapping[str, Any], direction: str = "en->xx") -> float | None:
     """Accuracy@1 (0-100) of one language's retrieval result in one direction."""
     acc = res.get("accuracy", {})
     value = acc.get(direction) if isinstance(acc, Mapping) else None
     return None if value is None else float(value)
 
 
-def retrieval_sweep(res: Mapping[str, Any], direction: str = "xx->en") -> list[float]:
+def retrieval_sweep(res: Mapping[str, Any], direction: str = "en->xx") -> list[float]:
     sweep = res.get("sweep", {})
     vals = sweep.get(direction, []) if isinstance(sweep, Mapping) else []
     return [float(v) for v in vals]
@@ -266,7 +267,7 @@ def layer_table(
     ]
     frame = pd.DataFrame(rows, columns=[*langs, "mean"], index=pd.Index(index, name="layer"))
     caption = (
-        f"{info.title}, {encoder}: accuracy@1 (xx→en) by layer (Hugging Face hidden_states "
+        f"{info.title}, {encoder}: accuracy@1 (en→xx) by layer (Hugging Face hidden_states "
         f"index, 0 = embeddings; ← the configured layer {res['layer']}, rule: {res['layer_rule']})."
     )
     notes = [

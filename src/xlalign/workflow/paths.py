@@ -51,6 +51,28 @@ def pypi_requirement_dir(requirement: str) -> str:
     return pypi_dir(name, version)
 
 
+def pypi_sdist_dir(dist: str, version: str) -> str:
+    """Where the ``pypi_sdist`` rule unpacks the source distribution of ``dist==version``."""
+    return f"{RESOURCES}/packages/pypi-sdist/{dist}@{version}"
+
+
+def pypi_requirement_sdist_dir(requirement: str) -> str:
+    """:func:`pypi_sdist_dir` of a ``name==version`` requirement."""
+    name, _, version = requirement.partition("==")
+    return pypi_sdist_dir(name, version)
+
+
+def npm_dir(package: str, version: str) -> str:
+    """Where the ``npm_package`` rule unpacks npm ``package@version`` (unscoped names)."""
+    return f"{RESOURCES}/packages/npm/{package}@{version}"
+
+
+def npm_requirement_dir(requirement: str) -> str:
+    """:func:`npm_dir` of a ``name==version`` pin."""
+    name, _, version = requirement.partition("==")
+    return npm_dir(name, version)
+
+
 def deb_dir(package: str) -> str:
     """Where the ``deb_package`` rule unpacks a Debian package."""
     return f"{RESOURCES}/packages/deb/{package}"
@@ -137,6 +159,11 @@ def task_download_dir(dataset: str) -> str:
     return f"{RESOURCES}/download/tasks/{dataset}"
 
 
+def task_download_file(dataset: str, name: str) -> str:
+    """One official file of a full-scale dataset (``downloads.tasks.<dataset>``)."""
+    return f"{task_download_dir(dataset)}/{name}"
+
+
 # --- what the configuration reads ---------------------------------------------------------
 
 
@@ -154,6 +181,20 @@ def source_file(src: Mapping[str, Any], lang: str, cfg: Mapping[str, Any]) -> st
     if kind == "text":
         return str(src["path"])
     raise ValueError(f"unknown source type {kind!r}")
+
+
+def bible_retrieval_file(cfg: Mapping[str, Any], lang: str) -> str:
+    """The embedded Bible unit TSV the ``bible`` retrieval set reads for ``lang``: the
+    translation its ``corpus.sources`` bible entry uses."""
+    from xlalign.config import bible_translation
+
+    code = bible_translation(cfg, {}, lang)
+    if code is None:
+        raise ConfigError(
+            f"bible retrieval set, language {lang!r}: corpus.sources.{lang} has no bible "
+            "source, so no translation to pair with English; drop it from the set's languages"
+        )
+    return bible_file(lang, code)
 
 
 def sorted_pair(a: str, b: str) -> str:

