@@ -37,6 +37,7 @@ run: setup
 	@echo
 	@echo "results:      $$(pwd)/results/$$($(BIN)/python -c 'import yaml,sys; print(yaml.safe_load(open("$(CONFIG)"))["name"])')/"
 	@echo "tables:       $$(pwd)/results/$$($(BIN)/python -c 'import yaml,sys; print(yaml.safe_load(open("$(CONFIG)"))["name"])')/tables/tables.md"
+	@echo "zero-shot:    $$(pwd)/results/$$($(BIN)/python -c 'import yaml,sys; print(yaml.safe_load(open("$(CONFIG)"))["name"])')/tables/zeroshot.md"
 	@echo "MLflow store: $$(pwd)/results/mlflow.db"
 	@echo "  browse it:  $(BIN)/mlflow ui --backend-store-uri sqlite:///$$(pwd)/results/mlflow.db"
 

@@ -1,13 +1,15 @@
 """Snakemake job: fine-tune an encoder on one task with one seed, evaluate it on English
 and the test languages (see xlalign.evaluation.tasks.run)."""
 
-from xlalign.evaluation.tasks.run import run_finetune
+from xlalign.evaluation.tasks.run import run_finetune_job
 from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     wc, inp, par = snakemake.wildcards, snakemake.input, snakemake.params
-    run_finetune(
+    run_finetune_job(
         wc.task,
+        gpus=int(snakemake.resources.get("gpu", 0) or 0),
+        log_path=snakemake.log[0],
         encoder=inp.encoder,
         encoder_name=wc.encoder,
         train=par.splits["train"],

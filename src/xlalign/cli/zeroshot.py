@@ -75,7 +75,7 @@ def _cmd_finetune(args: argparse.Namespace) -> None:
         encoder=args.encoder,
         encoder_name=Path(args.encoder).name,
         train=args.train,
-        dev=args.dev,
+        dev=args.dev or None,
         tests=_lang_files(args.test, "--test"),
         seed=args.seed,
         output_dir=out_dir,

@@ -92,11 +92,14 @@ def _notes_for(task: str, runs: Sequence[Mapping[str, Any]]) -> list[str]:
         for lang, counts in (r.get("counts", {}) or {}).items():
             if isinstance(counts, Mapping):
                 for key, n in counts.items():
-                    if "unseen" in key and n:
+                    if key == "unseen_label_words" and n:
                         unseen[lang] += int(n)
     if unseen:
         items = ", ".join(f"{lang} {n}" for lang, n in sorted(unseen.items()))
-        notes.append(f"Test labels never seen in training (scored as errors): {items}.")
+        notes.append(
+            f"Test words whose gold label training never saw (scored as errors), summed over "
+            f"seeds: {items}."
+        )
     return notes
 
 

@@ -75,7 +75,9 @@ def test_long_sentence_is_split_into_chunks_covering_every_word_once(tokenizer) 
     # A window that fits the sentence gives one feature, nothing counted.
     one = task.encode([SENT], tokenizer, LABELS, TaskParams(max_length=32), split="train")
     assert len(one.features) == 1 and "sentences_split" not in one.counts
-    assert len(one.features[0]["input_ids"]) == 9 + 2
+    # the same ids as the tokenizer gives the whole sentence
+    whole = tokenizer(SENT.tokens, is_split_into_words=True)["input_ids"]
+    assert one.features[0]["input_ids"] == whole and len(whole) == 9 + 2
 
 
 def test_a_word_longer_than_the_window_is_cut_and_counted(tokenizer) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.evaluation.tasks.base import Encoded, Task, TaskParams
+from xlalign.evaluation.tasks.collate import pad_batch
 from xlalign.evaluation.tasks.data import PairExample
 from xlalign.evaluation.tasks.metrics import accuracy
 
@@ -112,32 +114,11 @@ class PairClassificationTask(Task):
         )
 
     def collate(self, tokenizer: Any) -> Callable[[list[dict[str, Any]]], dict[str, Any]]:
-        """Pads to the longest pair of the batch (right padding)."""
-        pad = tokenizer.pad_token_id
-        if pad is None:
+        """Pads to the longest pair of the batch (right padding); labels become a vector."""
+        if tokenizer.pad_token_id is None:
             raise ConfigError(f"{type(tokenizer).__name__}: no padding token")
-
-        def collate(batch: list[dict[str, Any]]) -> dict[str, Any]:
-            import torch
-
-            n = max(len(f["input_ids"]) for f in batch)
-            ids = torch.full((len(batch), n), pad, dtype=torch.long)
-            mask = torch.zeros((len(batch), n), dtype=torch.long)
-            out = {"input_ids": ids, "attention_mask": mask}
-            types = None
-            if "token_type_ids" in batch[0]:
-                types = torch.zeros((len(batch), n), dtype=torch.long)
-                out["token_type_ids"] = types
-            for i, f in enumerate(batch):
-                k = len(f["input_ids"])
-                ids[i, :k] = torch.tensor(f["input_ids"], dtype=torch.long)
-                mask[i, :k] = 1
-                if types is not None:
-                    types[i, :k] = torch.tensor(f["token_type_ids"], dtype=torch.long)
-            out["labels"] = torch.tensor([f["labels"] for f in batch], dtype=torch.long)
-            return out
-
-        return collate
+        pads = {"input_ids": tokenizer.pad_token_id, "token_type_ids": 0, "labels": -100}
+        return partial(pad_batch, pads=pads)
 
     def decode(
         self,

@@ -51,7 +51,8 @@ from torch.nn import functional as F
 from transformers.utils import ModelOutput
 
 from xlalign.core.errors import ConfigError, InputError
-from xlalign.evaluation.tasks.base import Encoded, Task, TaskParams, pad_batch
+from xlalign.evaluation.tasks.base import Encoded, Task, TaskParams
+from xlalign.evaluation.tasks.collate import pad_batch
 from xlalign.evaluation.tasks.data import ParsedSentence
 from xlalign.evaluation.tasks.metrics import attachment_scores
 from xlalign.evaluation.tasks.tagging import special_tokens, word_pieces

@@ -64,7 +64,8 @@ from typing import Any
 import numpy as np
 
 from xlalign.core.errors import ConfigError
-from xlalign.evaluation.tasks.base import Encoded, Task, TaskParams, pad_batch
+from xlalign.evaluation.tasks.base import Encoded, Task, TaskParams
+from xlalign.evaluation.tasks.collate import pad_batch
 from xlalign.evaluation.tasks.data import QAExample
 from xlalign.evaluation.tasks.metrics import qa_scores
 

@@ -17,7 +17,9 @@ fine-tuning seed sees the same examples.
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -116,9 +118,7 @@ def run_finetune(
         dev = None
     dev_recs = [] if dev is None else _cap(read_records(dev, kind), p.max_dev_examples)
     tests = {
-        lang: f
-        for lang, f in tests.items()
-        if lang != info.train_language or Path(f).is_file()
+        lang: f for lang, f in tests.items() if lang != info.train_language or Path(f).is_file()
     }
     if not train_recs:
         raise InputError(f"{train}: no training examples for task {task!r}")
@@ -141,6 +141,10 @@ def run_finetune(
         device=device,
         precision=precision,
         keep_model=keep_model,
+        dev_language=info.train_language,
+        # the training loss every few steps (MLflow's learning curve), at least as often
+        # as the dev evaluations
+        log_every=max(1, min(50, p.eval_every)),
     )
     scores: dict[str, Any] = result["scores"]
     english_key = info.train_language if info.train_language in tests else "en/dev"
@@ -158,6 +162,8 @@ def run_finetune(
         ["en (train)"] if data["train"].get("silver") else []
     )
     out = {
+        **{k: v for k, v in result.items() if k != "scores"},
+        "implementation": result.get("task"),
         "task": task,
         "title": info.title,
         "family": info.family,
@@ -165,14 +171,64 @@ def run_finetune(
         "encoder": encoder_name,
         "seed": int(seed),
         "params": asdict(p),
-        **{k: v for k, v in result.items() if k != "scores"},
         "scores": scores,
         "summary": summarise_scores(info, scores, english_key=english_key),
         "silver": silver,
         "data": data,
     }
-    write_json(stats_path, out)
+    if int(os.environ.get("RANK", "0")) == 0:
+        write_json(stats_path, out)
     return out
+
+
+def finetune_argv(
+    task: str,
+    *,
+    encoder: PathLike,
+    train: PathLike,
+    dev: PathLike | None,
+    tests: Mapping[str, PathLike],
+    seed: int,
+    output_dir: PathLike,
+    stats_path: PathLike,
+    work_dir: PathLike,
+    params: Mapping[str, Any] | None = None,
+    precision: str = "auto",
+    keep_model: bool = True,
+) -> list[str]:
+    """``xlalign finetune`` arguments for the same run (what torchrun starts per GPU)."""
+    argv = [
+        "finetune", task, str(encoder), "--train", str(train),
+        "--dev", str(dev) if dev is not None else "",
+        "--seed", str(seed), "-o", str(output_dir), "--stats", str(stats_path),
+        "--work-dir", str(work_dir), "--precision", precision,
+    ]  # fmt: skip
+    if tests:
+        argv += ["--test", *(f"{lang}={f}" for lang, f in tests.items())]
+    if params:
+        argv += ["--set", *(f"{k}={json.dumps(v)}" for k, v in params.items())]
+    if not keep_model:
+        argv.append("--no-model")
+    return argv
+
+
+def run_finetune_job(
+    task: str, *, gpus: int = 0, log_path: PathLike | None = None, **kw: Any
+) -> dict[str, Any]:
+    """:func:`run_finetune` as the workflow runs it: with ``gpus`` > 1 (and at least two
+    visible) one process per GPU under torchrun, the same launcher as X2Static's
+    (:func:`xlalign.encoders.distributed.launch`); otherwise in this process."""
+    from xlalign.encoders import distributed
+
+    if not distributed.in_torchrun():
+        nproc = distributed.world_size_for(gpus)
+        if nproc > 1:
+            argv = finetune_argv(
+                task, **{k: v for k, v in kw.items() if k not in ("encoder_name", "device")}
+            )
+            distributed.launch(argv, nproc, log_path=log_path)
+            return read_json(kw["stats_path"])
+    return run_finetune(task, **kw)
 
 
 def run_retrieval(
@@ -194,8 +250,6 @@ def run_retrieval(
     """Sentence retrieval of every language's pairs in ``sets`` (lang -> file) with
     ``encoder``, at ``layer`` (Hugging Face ``hidden_states`` index; None = XTREME's) and
     across every layer; writes and returns the results."""
-    import json
-
     from transformers import AutoModel, AutoTokenizer
 
     from xlalign.core.device import resolve_device

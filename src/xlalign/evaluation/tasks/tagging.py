@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ import numpy as np
 
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.evaluation.tasks.base import Encoded, Task, TaskParams
+from xlalign.evaluation.tasks.collate import pad_batch
 from xlalign.evaluation.tasks.data import TaggedSentence
 from xlalign.evaluation.tasks.metrics import span_f1, token_accuracy, xtreme_pos_f1
 
@@ -229,26 +231,10 @@ class TaggingTask(Task):
         )
 
     def collate(self, tokenizer: Any) -> Callable[[list[dict[str, Any]]], dict[str, Any]]:
-        """Pads to the longest feature of the batch (right padding)."""
-        pad = tokenizer.pad_token_id
-        if pad is None:
+        """Pads to the longest feature of the batch (right padding; labels with -100)."""
+        if tokenizer.pad_token_id is None:
             raise ConfigError(f"{type(tokenizer).__name__}: no padding token")
-
-        def collate(batch: list[dict[str, Any]]) -> dict[str, Any]:
-            import torch
-
-            n = max(len(f["input_ids"]) for f in batch)
-            ids = torch.full((len(batch), n), pad, dtype=torch.long)
-            mask = torch.zeros((len(batch), n), dtype=torch.long)
-            labels = torch.full((len(batch), n), -100, dtype=torch.long)
-            for i, f in enumerate(batch):
-                k = len(f["input_ids"])
-                ids[i, :k] = torch.tensor(f["input_ids"], dtype=torch.long)
-                mask[i, :k] = 1
-                labels[i, :k] = torch.tensor(f["labels"], dtype=torch.long)
-            return {"input_ids": ids, "attention_mask": mask, "labels": labels}
-
-        return collate
+        return partial(pad_batch, pads={"input_ids": tokenizer.pad_token_id, "labels": -100})
 
     # ------------------------------------------------------------------ outputs
 

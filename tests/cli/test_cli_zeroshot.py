@@ -1,0 +1,129 @@
+"""``xlalign finetune`` and ``xlalign retrieve`` on a tiny encoder and tiny task files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from xlalign.cli import main
+from xlalign.evaluation.tasks.data import RetrievalPair, TaggedSentence, write_records
+
+WORDS = {"the": "DET", "a": "DET", "cat": "NOUN", "dog": "NOUN", "sat": "VERB", "ran": "VERB"}
+
+
+def _sentences(n: int, offset: int = 0) -> list[TaggedSentence]:
+    out = []
+    for i in range(n):
+        det = "the" if (i + offset) % 2 else "a"
+        noun = "cat" if (i + offset) % 3 else "dog"
+        verb = "sat" if (i + offset) % 5 else "ran"
+        toks = [det, noun, verb]
+        out.append(TaggedSentence(f"s{i}", toks, [WORDS[t] for t in toks]))
+    return out
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    from tiny_encoder import make_tiny_encoder
+
+    enc = make_tiny_encoder(tmp_path / "enc", [" ".join(WORDS)], layers=2)
+    out = {"enc": enc}
+    for name, recs in (
+        ("train", _sentences(64)),
+        ("dev", _sentences(16, 1)),
+        ("xx", _sentences(8, 2)),
+    ):
+        out[name] = tmp_path / f"{name}.jsonl"
+        write_records(out[name], recs)
+    return out
+
+
+def test_finetune_writes_scores_predictions_and_summary(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    rc = main(
+        [
+            "-q",
+            "finetune",
+            "pos-gold",
+            str(files["enc"]),
+            "--train",
+            str(files["train"]),
+            "--dev",
+            str(files["dev"]),
+            "--test",
+            f"xx={files['xx']}",
+            "-o",
+            str(out),
+            "--set",
+            "epochs=3",
+            "learning_rate=0.005",
+            "batch_size=16",
+            "eval_every=4",
+            "--no-model",
+        ]
+    )
+    assert rc == 0
+    res = json.loads((tmp_path / "run.json").read_text())
+    assert res["task"] == "pos-gold" and res["params"]["learning_rate"] == 0.005
+    assert set(res["scores"]) == {"en/dev", "xx"}
+    assert res["summary"]["english_split"] == "dev"
+    # a toy task the tiny model learns: well above the majority class (1/3)
+    assert res["scores"]["en/dev"]["accuracy"] > 60
+    assert len((out / "predictions" / "xx.jsonl").read_text().splitlines()) == 8
+    assert not (tmp_path / "run.work").exists()
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["per_language"]["xx"] == res["scores"]["xx"]["accuracy"]
+
+
+def test_finetune_unknown_task_is_a_clear_error(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc = main(
+        ["finetune", "udpos-typo", str(files["enc"]), "--train", str(files["train"]),
+         "--dev", str(files["dev"]), "-o", str(tmp_path / "x")]
+    )  # fmt: skip
+    assert rc == 2
+    assert "unknown zero-shot task 'udpos-typo'" in capsys.readouterr().err
+
+
+def test_retrieve_every_layer_and_the_layer_check(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pairs = tmp_path / "pairs.jsonl"
+    write_records(
+        pairs,
+        [
+            RetrievalPair(f"p{i}", s, s)
+            for i, s in enumerate(["the cat sat", "a dog ran", "the dog"])
+        ],
+    )
+    out = tmp_path / "ret.json"
+    assert (
+        main(
+            [
+                "-q",
+                "retrieve",
+                "udhr",
+                str(files["enc"]),
+                f"de={pairs}",
+                "-o",
+                str(out),
+                "--layer",
+                "2",
+            ]
+        )
+        == 0
+    )
+    res = json.loads(out.read_text())
+    assert res["layer"] == 2 and res["depth"] == 2
+    de = res["languages"]["de"]
+    assert len(de["sweep"]["en->xx"]) == 3  # embeddings + 2 layers
+    assert de["accuracy"]["en->xx"] == 100.0  # identical sentences retrieve themselves
+    # XTREME's default layer (hidden_states[-12:][7]) does not exist in a 2-layer model
+    rc = main(["retrieve", "udhr", str(files["enc"]), f"de={pairs}", "-o", str(out)])
+    assert rc == 2
+    assert "layer" in capsys.readouterr().err
