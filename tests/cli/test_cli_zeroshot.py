@@ -127,3 +127,30 @@ def test_retrieve_every_layer_and_the_layer_check(
     rc = main(["retrieve", "udhr", str(files["enc"]), f"de={pairs}", "-o", str(out)])
     assert rc == 2
     assert "layer" in capsys.readouterr().err
+
+
+def test_torchrun_argv_reproduces_the_run(tmp_path: Path) -> None:
+    """What a multi-GPU job starts under torchrun parses back into the same run."""
+    from xlalign.cli import build_parser
+    from xlalign.evaluation.tasks.run import finetune_argv
+
+    argv = finetune_argv(
+        "udpos",
+        encoder=tmp_path / "enc",
+        train="train.jsonl",
+        dev=None,
+        tests={"en": "en.jsonl", "de": "de.jsonl"},
+        seed=3,
+        output_dir=tmp_path / "out",
+        stats_path=tmp_path / "out.json",
+        work_dir=tmp_path / "out.work",
+        params={"epochs": 2, "extra": {"group_by_length": True}},
+        precision="bf16",
+        keep_model=False,
+    )
+    args = build_parser().parse_args(argv)
+    assert (args.task, args.seed, args.precision, args.no_model) == ("udpos", 3, "bf16", True)
+    assert args.dev == "" and args.test == ["en=en.jsonl", "de=de.jsonl"]
+    from xlalign.cli.zeroshot import _overrides
+
+    assert _overrides(args.set) == {"epochs": 2, "extra": {"group_by_length": True}}

@@ -85,7 +85,9 @@ def test_ner_runs_are_scored_by_spans(run: Path) -> None:
     for split in ("en/dev", "he", "ja"):
         s = res["scores"][split]
         assert {"precision", "recall", "f1"} <= set(s)
-    assert res["labels"] == ["B-LOC", "B-ORG", "B-PER", "I-LOC", "I-ORG", "I-PER", "O"]
+    # the training slice's labels, from the PER/LOC/ORG map of WNUT-16
+    assert {"O", "B-PER", "B-LOC"} <= set(res["labels"])
+    assert set(res["labels"]) <= {"B-LOC", "B-ORG", "B-PER", "I-LOC", "I-ORG", "I-PER", "O"}
     assert not (run / f"{RES}/zeroshot/{ENCODER}/ner-gold/ft1.work").exists()  # cleaned up
 
 
@@ -118,7 +120,8 @@ def test_zeroshot_tables(run: Path) -> None:
         "Bible retrieval",
     ):
         assert title in md, title
-    assert "UD-POS" not in md and "PAN-X" not in md  # not XTREME's data: not XTREME's names
+    # not XTREME's data, so no column carries XTREME's names (footnotes name the recipes)
+    assert "UD-POS (" not in md and "PAN-X (" not in md
     assert "by layer" in md and "← the configured layer 8" in md
     summary = _read(run / f"{RES}/tables/zeroshot.json")
     assert {"summary", "pos-gold", "ner-gold"} <= set(summary["tables"])

@@ -63,7 +63,10 @@ def load_runs(paths: Sequence[PathLike]) -> list[dict[str, Any]]:
 
 
 def retrieval_accuracy(res: Mapping[str, Any], direction: str = "en->xx") -> float | None:
-    """Accuracy@1 (0-100) of one language's retrieval result in one direction."""
+    """Accuracy@1 (0-100) of one language's retrieval result in one direction (BUCC:
+    the test F1 of bitext mining)."""
+    if isinstance(res.get("test"), Mapping) and "f1" in res["test"]:
+        return float(res["test"]["f1"])
     acc = res.get("accuracy", {})
     value = acc.get(direction) if isinstance(acc, Mapping) else None
     return None if value is None else float(value)
@@ -133,7 +136,7 @@ def summary_table(
         notes += _notes_for(task, [r for r in runs if r["task"] == task])
     for rset in retrieval_sets:
         info = task_info(rset)
-        col = f"{info.title} (acc@1)"
+        col = f"{info.title} ({'F1' if info.metric == 'f1' else 'acc@1'})"
         columns.append(col)
         for enc in encoders:
             res = [r for r in retrieval if r["set"] == rset and r["encoder"] == enc]
@@ -255,6 +258,8 @@ def layer_table(
     langs = list(res["languages"])
     sweeps = {lang: retrieval_sweep(res["languages"][lang]) for lang in langs}
     depth = max((len(s) for s in sweeps.values()), default=0)
+    if not depth:
+        return None  # no sweep (BUCC mines at the configured layer only)
     rows = []
     for layer in range(depth):
         vals = [sweeps[lang][layer] if layer < len(sweeps[lang]) else None for lang in langs]

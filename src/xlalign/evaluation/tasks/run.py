@@ -269,6 +269,22 @@ def run_retrieval(
         )
     results: dict[str, Any] = {}
     for lang, path in sets.items():
+        if name == "bucc":
+            res = _bucc_language(
+                Path(path).parent,
+                lang,
+                model,
+                tokenizer,
+                layer=chosen,
+                pooling=pooling,
+                include_special=include_special,
+                batch_size=batch_size,
+                max_length=max_length,
+                device=dev,
+            )
+            res["data"] = {"dir": str(Path(path).parent), **_data_stats(path)}
+            results[lang] = res
+            continue
         pairs = read_records(path, "retrieval")
         if max_pairs is not None:
             pairs = pairs[:max_pairs]
@@ -305,6 +321,41 @@ def run_retrieval(
     }
     write_json(stats_path, out)
     return out
+
+
+def _bucc_language(
+    directory: Path, lang: str, model: Any, tokenizer: Any, *, layer: int, **pool: Any
+) -> dict[str, Any]:
+    """BUCC 2018 bitext mining of one language as XTREME scores it: the corpora of the
+    dev (BUCC's sample) and test (BUCC's training) splits written by ``prepare_task``,
+    pooled at ``layer``, mined with the ratio margin (k = 4), the threshold that maximises
+    F1 on dev applied to test (:func:`~xlalign.evaluation.tasks.retrieval.bucc_evaluate`)."""
+    from xlalign.evaluation.tasks.formats import read_bucc
+    from xlalign.evaluation.tasks.retrieval import bucc_evaluate, pooled_hidden_states
+
+    splits: dict[str, dict[str, Any]] = {}
+    for split in ("dev", "test"):
+        gold = directory / f"{split}.gold.tsv"
+        corpus = read_bucc(
+            directory / f"{split}.{lang}.tsv",
+            directory / f"{split}.en.tsv",
+            gold if gold.is_file() else None,
+            lang=lang,
+            split=split,
+        )
+        src_ids, tgt_ids = list(corpus.source), list(corpus.target)
+        src_texts = [corpus.source[i] for i in src_ids]
+        tgt_texts = [corpus.target[i] for i in tgt_ids]
+        splits[split] = {
+            "src": pooled_hidden_states((model, tokenizer), src_texts, layers=[layer], **pool)[0],
+            "tgt": pooled_hidden_states((model, tokenizer), tgt_texts, layers=[layer], **pool)[0],
+            "src_texts": src_texts,
+            "tgt_texts": tgt_texts,
+            "src_ids": src_ids,
+            "tgt_ids": tgt_ids,
+            "gold": corpus.gold or [],
+        }
+    return bucc_evaluate(splits["dev"], splits["test"])
 
 
 def default_languages(task: str, configured: Sequence[str]) -> list[str]:
