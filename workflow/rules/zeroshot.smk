@@ -72,6 +72,7 @@ rule retrieve:
         max_pairs=lambda wc: config["zeroshot"]["retrieval"]["sets"][wc.rset][
             "max_pairs"
         ],
+        files=lambda wc: retrieval_files(wc.rset),
         settings={
             k: config["zeroshot"]["retrieval"][k]
             for k in (

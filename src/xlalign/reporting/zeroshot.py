@@ -17,6 +17,7 @@ with XTREME's protocol carry XTREME's names; silver labels are marked where they
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections import defaultdict
@@ -83,10 +84,14 @@ def _english_label(runs: Sequence[Mapping[str, Any]]) -> str:
     return "en (dev)" if splits == {"dev"} else "en"
 
 
-def _notes_for(task: str, runs: Sequence[Mapping[str, Any]]) -> list[str]:
+def _protocol_note(task: str) -> list[str]:
     info = task_info(task)
-    notes = [f"{info.title}: {info.protocol}." if info.protocol else ""]
-    notes = [n for n in notes if n]
+    return [f"{info.title}: {info.protocol_note}."] if info.protocol_note else []
+
+
+def _notes_for(task: str, runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The protocol, silver labels and labels unseen in training of a task's runs."""
+    notes = _protocol_note(task)
     silver = sorted({s for r in runs for s in r.get("silver", [])})
     if silver:
         notes.append(f"Silver labels (from a tagger, not annotators): {', '.join(silver)}.")
@@ -133,7 +138,7 @@ def summary_table(
             n = len(per_seed)
             cells[enc][col] = _fmt(per_seed) + (f" (n={n})" if n > 1 else "")
             values[enc][col] = _mean(per_seed)
-        notes += _notes_for(task, [r for r in runs if r["task"] == task])
+        notes += _protocol_note(task)
     for rset in retrieval_sets:
         info = task_info(rset)
         col = f"{info.title} ({'F1' if info.metric == 'f1' else 'acc@1'})"
@@ -146,8 +151,7 @@ def summary_table(
             v = _mean(accs)
             values[enc][col] = v
             cells[enc][col] = _fmt([v] if v is not None else [])
-        if info.protocol:
-            notes.append(f"{info.title}: {info.protocol}.")
+        notes += _protocol_note(rset)
     for enc in encoders:
         present = [v for v in values[enc].values() if v is not None]
         values[enc]["avg"] = _mean(present) if len(present) == len(columns) else None
@@ -159,8 +163,9 @@ def summary_table(
         0,
         "Fine-tuned tasks: each task's metric averaged over its test languages (English not "
         "included), mean ± std over fine-tuning seeds (n = seeds). Retrieval: accuracy@1 of "
-        "the non-English sentence retrieving its English translation among all English "
-        "sentences of the set, averaged over languages. avg: mean of the columns, only when "
+        "an English sentence retrieving its translation among all the other language's "
+        "sentences of the set (XTREME's Tatoeba direction, en→xx; xx→en is in the JSON), "
+        "averaged over languages (BUCC: F1 of mining). avg: mean of the columns, only when "
         "every column has a value.",
     )
     return frame, notes, {"columns": [*columns, "avg"], "values": values}
@@ -220,10 +225,26 @@ def task_table(
         "cross-lingual transfer gap).",
         *_notes_for(task, mine),
     ]
+    changed = _changed_params(task, mine)
+    if changed:
+        notes.append(f"Changed from the recipe: {changed}.")
     extra = _other_metrics_note(task, mine)
     if extra:
         notes.append(extra)
     return frame, caption, notes, {"columns": columns, "values": numbers, "seeds": seeds}
+
+
+def _changed_params(task: str, runs: Sequence[Mapping[str, Any]]) -> str:
+    """The fine-tuning parameters of the runs that differ from the task's recipe."""
+    from xlalign.evaluation.tasks.base import TaskParams
+
+    recipe = dataclasses.asdict(TaskParams.from_mapping(dict(task_info(task).protocol), where=task))
+    used: dict[str, Any] = {}
+    for r in runs:
+        for key, value in (r.get("params") or {}).items():
+            if key in recipe and value != recipe[key]:
+                used[key] = value
+    return ", ".join(f"{k} {v} (recipe: {recipe[k]})" for k, v in sorted(used.items()))
 
 
 def _other_metrics_note(task: str, runs: Sequence[Mapping[str, Any]]) -> str:
