@@ -125,3 +125,24 @@ def test_zeroshot_tables(run: Path) -> None:
     assert "by layer" in md and "← the configured layer 8" in md
     summary = _read(run / f"{RES}/tables/zeroshot.json")
     assert {"summary", "pos-gold", "ner-gold"} <= set(summary["tables"])
+
+
+@pytest.mark.slow
+def test_mlflow_mirrors_runs_and_learning_curves(run: Path) -> None:
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{run / 'results/mlflow.db'}")
+    exp = client.get_experiment_by_name("xlalign/embedded")
+    runs = client.search_runs([exp.experiment_id], max_results=1000)
+    by_job = {r.data.tags.get("xlalign.job"): r for r in runs}
+    for job in (
+        f"finetune/{ENCODER}/pos-gold/1",
+        f"finetune/{ENCODER}/ner-gold/2",
+        f"retrieve/{ENCODER}/bible",
+        "labelled_pos_en",
+    ):
+        assert job in by_job, (job, sorted(j for j in by_job if j))
+    pos = by_job[f"finetune/{ENCODER}/pos-gold/1"]
+    assert pos.data.metrics["scores.en/dev.accuracy"] > 0
+    history = client.get_metric_history(pos.info.run_id, "curve.dev_f1")
+    assert len(history) >= 2  # dev evaluations every eval_every steps and at the end
