@@ -147,10 +147,12 @@ def test_torchrun_argv_reproduces_the_run(tmp_path: Path) -> None:
         params={"epochs": 2, "extra": {"group_by_length": True}},
         precision="bf16",
         keep_model=False,
+        encoder_name="xlm-roberta-base",
     )
     args = build_parser().parse_args(argv)
     assert (args.task, args.seed, args.precision, args.no_model) == ("udpos", 3, "bf16", True)
     assert args.dev == "" and args.test == ["en=en.jsonl", "de=de.jsonl"]
+    assert args.encoder_name == "xlm-roberta-base"
     from xlalign.cli.zeroshot import _overrides
 
     assert _overrides(args.set) == {"epochs": 2, "extra": {"group_by_length": True}}

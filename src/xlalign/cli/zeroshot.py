@@ -50,6 +50,9 @@ def add_finetune(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device")
     p.add_argument("--precision", choices=["auto", "fp32", "bf16", "fp16"], default="auto")
     p.add_argument("--no-model", action="store_true", help="keep no fine-tuned checkpoint")
+    p.add_argument(
+        "--encoder-name", help="the encoder's name in the results (default: its directory's)"
+    )
     p.set_defaults(func=_cmd_finetune)
 
 
@@ -73,7 +76,7 @@ def _cmd_finetune(args: argparse.Namespace) -> None:
     res = run_finetune(
         args.task,
         encoder=args.encoder,
-        encoder_name=Path(args.encoder).name,
+        encoder_name=args.encoder_name or Path(args.encoder).name,
         train=args.train,
         dev=args.dev or None,
         tests=_lang_files(args.test, "--test"),

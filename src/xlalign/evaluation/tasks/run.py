@@ -73,7 +73,9 @@ def summarise_scores(
     """The task metric per language, the English figure and the transfer gap."""
     metric = info.metric
     per_lang = {
-        lang: s.get(metric) for lang, s in scores.items() if lang not in ("en", english_key)
+        lang: s.get(metric)
+        for lang, s in scores.items()
+        if lang not in (info.train_language, english_key)
     }
     en = scores.get(english_key, {}).get(metric)
     return {
@@ -103,8 +105,10 @@ def run_finetune(
     keep_model: bool = True,
 ) -> dict[str, Any]:
     """Fine-tune ``encoder`` on ``task`` and evaluate it; returns the results written to
-    ``stats_path``. ``tests`` maps each evaluated language to its test file (English too
-    when the data has an English test split)."""
+    ``stats_path``. ``tests`` maps each evaluated language to its test file; the training
+    language's is skipped when the data has none (its dev split then gives the English
+    figure), and a missing ``dev`` is allowed when the protocol keeps the final
+    checkpoint."""
     from xlalign.evaluation.tasks.families import make_task
     from xlalign.evaluation.tasks.finetune import finetune
 
@@ -195,6 +199,7 @@ def finetune_argv(
     params: Mapping[str, Any] | None = None,
     precision: str = "auto",
     keep_model: bool = True,
+    encoder_name: str | None = None,
 ) -> list[str]:
     """``xlalign finetune`` arguments for the same run (what torchrun starts per GPU)."""
     argv = [
@@ -209,6 +214,8 @@ def finetune_argv(
         argv += ["--set", *(f"{k}={json.dumps(v)}" for k, v in params.items())]
     if not keep_model:
         argv.append("--no-model")
+    if encoder_name:
+        argv += ["--encoder-name", encoder_name]
     return argv
 
 
@@ -223,9 +230,7 @@ def run_finetune_job(
     if not distributed.in_torchrun():
         nproc = distributed.world_size_for(gpus)
         if nproc > 1:
-            argv = finetune_argv(
-                task, **{k: v for k, v in kw.items() if k not in ("encoder_name", "device")}
-            )
+            argv = finetune_argv(task, **{k: v for k, v in kw.items() if k != "device"})
             distributed.launch(argv, nproc, log_path=log_path)
             return read_json(kw["stats_path"])
     return run_finetune(task, **kw)
