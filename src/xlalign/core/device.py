@@ -6,6 +6,8 @@ torch is imported when a function runs, not with this module, so that importing
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from xlalign.core.errors import ConfigError
@@ -45,3 +47,19 @@ def resolve_dtype(dtype: Any, device: Any) -> torch.dtype:
             raise ConfigError(f"dtype: unknown torch dtype {dtype!r}; expected e.g. 'float32'")
         return named
     return dtype  # type: ignore[no-any-return]
+
+
+@contextlib.contextmanager
+def deterministic_algorithms() -> Iterator[None]:
+    """Run the block under ``torch.use_deterministic_algorithms(True, warn_only=True)``
+    (an op without a deterministic kernel warns instead of failing); the previous setting
+    is restored afterwards."""
+    import torch
+
+    enabled = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(enabled, warn_only=warn_only)

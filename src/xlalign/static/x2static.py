@@ -58,7 +58,7 @@ import logging
 import math
 import shutil
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -68,6 +68,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from xlalign.core.device import deterministic_algorithms
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_path, read_json
 from xlalign.corpus.vocab import Vocab, read_vocab
@@ -336,17 +337,6 @@ def _cache_name(cache: object) -> str:
     return type(cache).__name__
 
 
-@contextlib.contextmanager
-def _deterministic() -> Iterator[None]:
-    enabled = torch.are_deterministic_algorithms_enabled()
-    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    try:
-        yield
-    finally:
-        torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
-
-
 # --------------------------------------------------------------------------- training
 
 
@@ -477,7 +467,7 @@ def train_x2static(
         disable=not (progress and dist.is_main),
         dynamic_ncols=True,
     )
-    with _deterministic(), bar:
+    with deterministic_algorithms(), bar:
         while prog.epoch < args.epochs:
             epoch = prog.epoch
             order = epoch_permutation(n_sent, args.seed, epoch)

@@ -62,7 +62,6 @@ Trainer runs data-parallel over the processes; rank 0 alone writes.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
@@ -80,7 +79,7 @@ from transformers import AutoTokenizer, Trainer, TrainerCallback, TrainingArgume
 from transformers import set_seed as hf_set_seed
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
-from xlalign.core.device import resolve_device
+from xlalign.core.device import deterministic_algorithms, resolve_device
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import atomic_dir, atomic_open, read_json, write_json
 from xlalign.evaluation.tasks.base import Encoded, Task, TaskParams
@@ -293,17 +292,6 @@ def _prepare_work_dir(work_dir: Path, digest: str, is_main: bool) -> None:
                     log.warning("%s: incomplete checkpoint (killed while saving); removed", p)
                     shutil.rmtree(p)
     write_json(stamp, {"fingerprint": digest})
-
-
-@contextlib.contextmanager
-def _deterministic() -> Iterator[None]:
-    enabled = torch.are_deterministic_algorithms_enabled()
-    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    try:
-        yield
-    finally:
-        torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
 
 
 # --------------------------------------------------------------------------- results
@@ -590,7 +578,7 @@ def finetune(
     if resume is not None:
         log.info("resuming from %s", resume)
 
-    with _deterministic():
+    with deterministic_algorithms():
         out = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
         state = trainer.state
         if select_on_dev:
