@@ -24,6 +24,7 @@ include: "workflow/rules/align.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/tasks_download.smk"
 include: "workflow/rules/labelled.smk"
+include: "workflow/rules/pretrain.smk"
 include: "workflow/rules/zeroshot.smk"
 include: "workflow/rules/track.smk"
 

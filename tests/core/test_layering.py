@@ -30,6 +30,7 @@ CONFIG_DATA = (
     "xlalign.resources.catalog",
     "xlalign.evaluation.tasks.registry",
     "xlalign.evaluation.tasks.base",
+    "xlalign.pretrain.recipes",
 )
 #: Package __init__ modules that hold more than their docstring, and why.
 INIT_WITH_CODE = {

@@ -20,7 +20,7 @@ from xlalign.workflow import resources as jobsize
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-ENCODER_JOBS = ("teacher", "x2static", "aggregate", "finetune", "retrieve")
+ENCODER_JOBS = ("teacher", "x2static", "aggregate", "finetune", "retrieve", "pretrain")
 
 
 @pytest.fixture(scope="module")

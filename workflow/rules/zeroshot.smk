@@ -19,7 +19,7 @@ rule finetune:
         bench_path("finetune", "{encoder}", "{task}", "ft{ftseed}")
     wildcard_constraints:
         task="|".join(ZS_TASKS) or "none",
-        encoder="|".join(ZS_ENCODERS) or "none",
+        encoder=ZS_ENCODER_RE or "none",
         ftseed=r"\d+",
     conda:
         f"{ENVS}/torch.yaml"
@@ -56,7 +56,7 @@ rule retrieve:
         bench_path("retrieve", "{encoder}", "{rset}")
     wildcard_constraints:
         rset="|".join(ZS_RETRIEVAL) or "none",
-        encoder="|".join(ZS_ENCODERS) or "none",
+        encoder=ZS_ENCODER_RE or "none",
     conda:
         f"{ENVS}/torch.yaml"
     threads: job_threads("retrieve")

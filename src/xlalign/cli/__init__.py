@@ -15,6 +15,7 @@ from xlalign.cli import (
     corpus,
     evaluation,
     mapping,
+    pretrain,
     resources,
     static,
     wordalign,
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         wordalign.add_aer,
         zeroshot.add_finetune,
         zeroshot.add_retrieve,
+        pretrain.add_pretrain,
         config.add_check_config,
         resources.add_download,
     ):

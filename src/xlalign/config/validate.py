@@ -155,6 +155,7 @@ def _check_semantics(cfg: dict[str, Any], *, origin: str, base_dir: Path) -> Non
     _check_mapping_and_evaluation(cfg, fail, base_dir)
     _check_parallel(cfg, fail, base_dir)
     _check_zeroshot(cfg, fail)
+    _check_pretrain(cfg, fail)
 
 
 def _check_mapping_and_evaluation(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:
@@ -244,6 +245,59 @@ def _check_zeroshot(cfg: dict[str, Any], fail: Any) -> None:
             fail(f"{key}: {exc}")
         if info.family != "retrieval":
             fail(f"{key}: {name!r} is a fine-tuned task: list it under zeroshot.tasks")
+
+
+def _check_pretrain(cfg: dict[str, Any], fail: Any) -> None:
+    """Runs, their objectives and the data they read (pretrain.*, zeroshot.continual)."""
+    import xlalign.pretrain.recipes as recipes
+
+    pre = cfg["pretrain"]
+    spaces = set(available_spaces(cfg))
+    pairs = parallel_pairs(cfg)
+    for row in pre["runs"]:
+        try:
+            needs = recipes.needs(cfg, row)
+        except ConfigError as exc:
+            fail(str(exc))
+        for need in sorted(needs):
+            if need.startswith("static:") and need[7:] not in spaces:
+                fail(
+                    f"pretrain.runs: {row!r} reads the static space {need[7:]!r}, which this "
+                    f"configuration does not produce ({sorted(spaces)})"
+                )
+            if need in ("aligned", "parallel") and not pairs:
+                fail(f"pretrain.runs: {row!r} needs word-aligned bitext: configure `parallel`")
+            if (
+                need == "dictionaries"
+                and not cfg["dictionaries"]["sources"]
+                and not cfg["dictionaries"]["files"]
+            ):
+                fail(
+                    f"pretrain.runs: {row!r} needs bilingual dictionaries: configure `dictionaries`"
+                )
+    extra_seeds = sorted(set(pre["seeds"]) - set(cfg["seeds"]))
+    if pre["runs"] and extra_seeds:
+        fail(
+            f"pretrain.seeds: {extra_seeds} not in `seeds` {cfg['seeds']} (a pre-training run of "
+            "seed s reads the static spaces of seed s and is mirrored into its MLflow run)"
+        )
+    if len(set(pre["runs"])) != len(pre["runs"]):
+        fail("pretrain.runs: a run is listed twice")
+    text = pre["text"]
+    if text["from"] == "sources":
+        missing = [lang for lang in cfg["languages"] if lang not in text["sources"]]
+        if missing:
+            fail(f"pretrain.text.sources: no source for {missing} (text.from is 'sources')")
+    for name, spec in cfg["zeroshot"]["continual"].items():
+        key = f"zeroshot.continual.{name}"
+        if spec["objective"] in recipes.BITEXT and not pairs:
+            fail(f"{key}: {spec['objective']} needs word-aligned bitext: configure `parallel`")
+        if spec["objective"] in recipes.STATIC:
+            static = spec["settings"].get("static")
+            if static not in spaces:
+                fail(f"{key}.settings.static: {static!r} is not a space of this configuration")
+        if "+" in name:
+            fail(f"{key}: '+' is reserved (encoder names read '<encoder>+<continual>')")
 
 
 def _check_parallel(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:

@@ -244,9 +244,10 @@ THREADS = {
     "embedded_encoder": 2,
     "finetune": 8,
     "retrieve": 8,
+    "pretrain": 8,
 }
 #: The encoder-heavy jobs: one GPU each with a full-size encoder.
-GPU_STAGES = ("teacher", "x2static", "aggregate", "finetune", "retrieve")
+GPU_STAGES = ("teacher", "x2static", "aggregate", "finetune", "retrieve", "pretrain")
 
 # ------------------------------------------------------------------------------ encoder
 
@@ -318,6 +319,8 @@ def gpus(stage: str, cfg: Mapping[str, Any]) -> int:
     rule (data-parallel x2static) are a profile's choice (``set-resources``)."""
     if stage == "finetune" and full_size_encoder(cfg):
         return int(cfg.get("zeroshot", {}).get("gpus", 1))
+    if stage == "pretrain" and full_size_encoder(cfg):
+        return int(cfg.get("pretrain", {}).get("gpus", 1))
     return int(stage in GPU_STAGES and full_size_encoder(cfg))
 
 
@@ -813,6 +816,47 @@ def _retrieve(job: Job) -> Need:
     return Need(TORCH_MB + 2 * enc.weights_mb + states, 30 + sentences * per, 50)
 
 
+def _pretrain(job: Job) -> Need:
+    """Continued pre-training: the encoder, its MLM head and AdamW moments (4x the
+    weights, plus a frozen copy for the drift regulariser), activations of the MLM and
+    alignment batches; resume checkpoints (weights + moments) and the output on disk. Time:
+    the steps x (MLM sequences + alignment examples) at the encoder-pass rates."""
+    pre = job.cfg.get("pretrain", {})
+    from xlalign.pretrain.recipes import row_objectives
+
+    run = job.wildcards.get("run", "")
+    try:
+        objectives = row_objectives(job.cfg, run)
+    except Exception:
+        objectives = {"mlm": {"batch_size": 64}, "gcca": {"batch_size": 1024}}
+    steps = int(pre.get("steps", 7500))
+    length = int(pre.get("max_length", 512))
+    # an MLM sequence as `length` tokens, an alignment example as a short word / sentence
+    units = 0.0
+    for name, s in objectives.items():
+        batch = int(s.get("batch_size", 64))
+        scale = {
+            "mlm": length / 128,
+            "dict_mlm": length / 128,
+            "tlm": length / 128,
+            "align_mlm": 0.0,
+        }.get(name, 0.1 if name in ("mse", "gcca", "dcca") else 0.75)
+        units += batch * scale
+    enc = job.encoder
+    if job.gpus:
+        per = enc.depth * (enc.dim / 768) ** 2 / GPU_SENTENCE_LAYERS_S
+    else:
+        per = enc.depth * (enc.dim / 384) ** 2 / (CPU_SENTENCE_LAYERS_PER_THREAD_S * job.threads)
+    warm = int(pre.get("head_warmup", {}).get("steps", 0))
+    seconds = (steps * units * TRAIN_PASSES + warm * 64 * length / 128) * (
+        per + SENTENCE_OVERHEAD_S
+    )
+    activations = units * 128 * enc.dim * enc.depth * 4 * 20 / MB
+    mem = TORCH_MB + 6 * enc.weights_mb + activations
+    disk = enc.weights_mb * 5 + 200
+    return Need(mem, 120 + seconds, disk)
+
+
 def _download(stage: str) -> Callable[[Job], Need]:
     size = DOWNLOAD_MB[stage]
     return lambda job: Need(500, size / DOWNLOAD_MB_S, size)
@@ -852,6 +896,8 @@ STAGES: dict[str, Callable[[Job], Need]] = {
     "finetune": _finetune,
     "retrieve": _retrieve,
     "zeroshot_tables": _fixed(500, 10),
+    "pretrain": _pretrain,
+    "pretrain_text": _sample,
     **{name: _download(name) for name in DOWNLOAD_MB},
     "download_hf_model": _download_hf_model,
     # Resource builders of the embedded default (measured: <= 21 s, <= 900 MB RSS, the

@@ -307,6 +307,77 @@ def retrieval_inputs(rset):
     return {"sets": retrieval_files(rset)}
 
 
+# --- continued pre-training ------------------------------------------------------------
+
+
+def pretrain_text_file(seed, lang):
+    """The MLM text of one language: the corpus sample, or the separate pre-training text."""
+    if config["pretrain"]["text"]["from"] == "corpus":
+        return output_path(rules.sample, "txt", sseed=sample_seed(seed), lang=lang)
+    return output_path(rules.pretrain_text, "txt", sseed=sample_seed(seed), lang=lang)
+
+
+def pretrain_files(run, seed):
+    """What the run reads, as xlalign.pretrain.objectives.build_objective takes it: text
+    (language -> file), static (language -> space stem), aligned (pair -> [pairs.tsv,
+    corpus.tsv]), parallel (pair -> corpus.tsv), dictionaries (language -> file)."""
+    files = {"text": {lang: pretrain_text_file(seed, lang) for lang in LANGS}}
+    pairs = [f"{src}-{tgt}" for src, tgt in xlconfig.parallel_pairs(config)]
+    for need in sorted(xlrecipes.needs(config, run)):
+        if need.startswith("static:"):
+            if "static" in files:
+                raise WorkflowError(f"pretrain run {run!r}: one static space per run")
+            space = need.split(":", 1)[1]
+            files["static"] = {
+                lang: str(Path(space_file(space, seed, lang)).with_suffix(""))
+                for lang in LANGS
+            }
+        elif need == "aligned":
+            files["aligned"] = {
+                p: [
+                    output_path(rules.word_align, "pairs", src=p.split("-")[0], tgt=p.split("-")[1]),
+                    output_path(rules.parallel_corpus, "tsv", src=p.split("-")[0], tgt=p.split("-")[1]),
+                ]
+                for p in pairs
+            }
+        elif need == "parallel":
+            files["parallel"] = {
+                p: output_path(rules.parallel_corpus, "tsv", src=p.split("-")[0], tgt=p.split("-")[1])
+                for p in pairs
+            }
+        elif need == "dictionaries":
+            files["dictionaries"] = {
+                lang: train_dictionary(seed, lang)[0] for lang in OTHERS if train_dictionary(seed, lang)
+            }
+    return files
+
+
+def pretrain_inputs(run, seed):
+    """The files of :func:`pretrain_files` as named input lists (static spaces: their
+    .npy and vocabulary files)."""
+    out = {}
+    for kind, value in pretrain_files(run, seed).items():
+        paths = []
+        for v in value.values():
+            paths += v if isinstance(v, list) else [v]
+        if kind == "static":
+            paths = [p for stem in paths for p in (f"{stem}.npy", f"{stem}.vocab.txt")]
+        out[kind] = paths
+    return out
+
+
+def pretrain_settings():
+    """The training settings of every run (xlalign.pretrain.trainer.PretrainParams)."""
+    pre = config["pretrain"]
+    keys = ("steps", "gradient_accumulation", "max_length", "learning_rate", "weight_decay",
+            "warmup_steps", "adam_epsilon", "max_grad_norm", "mlm_probability", "eval_every",
+            "log_every", "validation_batch_size")  # fmt: skip
+    out = {k: pre[k] for k in keys}
+    out["head_warmup_steps"] = pre["head_warmup"]["steps"]
+    out["head_warmup_learning_rate"] = pre["head_warmup"]["learning_rate"]
+    return out
+
+
 def zeroshot_targets():
     if not (ZS_TASKS or ZS_RETRIEVAL):
         return []

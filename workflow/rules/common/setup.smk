@@ -1,5 +1,6 @@
 # Set-up, included first: the library on the path, the configuration (loaded and validated
 # before any job runs), the constants the rules share and the global wildcard constraints.
+import re
 import sys
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from xlalign.workflow import resources as jobsize  # noqa: E402
 from xlalign.workflow import paths as wp  # noqa: E402
 from xlalign.workflow import manifest  # noqa: E402
 from xlalign.core.errors import ConfigError  # noqa: E402
+from xlalign.pretrain import recipes as xlrecipes  # noqa: E402
 
 # The configuration: `--configfile` (e.g. config/paper.yaml) *replaces* the embedded
 # default config/config.yaml instead of being merged into it.
@@ -137,10 +139,19 @@ def freedict_pkg(src, tgt):
     return freedict_source(src, tgt)[0]
 
 
-# Zero-shot evaluation: the encoders it evaluates (name -> checkpoint directory; the
-# configured encoder today, the continued pre-training outputs later), fine-tuned tasks,
-# retrieval sets and fine-tuning seeds (kept apart from SEEDS).
-ZS_ENCODERS = {wp.model_slug(config["encoder"]["name"]): wp.encoder_dir(config)}
+# Zero-shot evaluation: the encoders it evaluates (name -> checkpoint directory: the
+# configured encoder and the continued pre-training outputs), fine-tuned tasks, retrieval
+# sets and fine-tuning seeds (kept apart from SEEDS).
+ENCODER_DIR = wp.encoder_dir(config)
+ZS_ENCODERS = {wp.model_slug(config["encoder"]["name"]): ENCODER_DIR}
+# Continued pre-training: runs (rows of the papers' tables) x pre-training seeds, each
+# checkpoint evaluated by the zero-shot stage as `<run>.s<seed>`.
+PT_RUNS = xlrecipes.runs(config)
+PT_SEEDS = config["pretrain"]["seeds"]
+for _run in PT_RUNS:
+    for _seed in PT_SEEDS:
+        ZS_ENCODERS[xlrecipes.encoder_key(_run, _seed)] = f"{RES}/pretrain/{_run}/s{_seed}"
+ZS_ENCODER_RE = "|".join(re.escape(name) for name in ZS_ENCODERS)
 ZS_TASKS = list(config["zeroshot"]["tasks"])
 ZS_RETRIEVAL = list(config["zeroshot"]["retrieval"]["sets"])
 ZS_SEEDS = config["zeroshot"]["seeds"]

@@ -46,7 +46,19 @@ class PairClassificationTask(Task):
             )
         return labels
 
-    def build_model(self, encoder: Path, labels: list[str]) -> Any:
+    def build_model(
+        self, encoder: Path, labels: list[str], params: TaskParams | None = None
+    ) -> Any:
+        """The encoder's sequence-classification head; with ``extra["feature_based"]``
+        (in ``params``, or in those :meth:`encode` last saw) 002's feature-based model
+        (:mod:`.feature_based`)."""
+        from xlalign.evaluation.tasks.feature_based import FeatureSpec, build_feature_model
+
+        spec = getattr(self, "feature_based", None)
+        if params is not None:
+            spec = FeatureSpec.from_extra(params.extra.get("feature_based"), head="classification")
+        if spec is not None:
+            return build_feature_model(encoder, labels, spec, head="classification")
         from transformers import AutoModelForSequenceClassification
 
         return AutoModelForSequenceClassification.from_pretrained(
@@ -72,6 +84,11 @@ class PairClassificationTask(Task):
         ``longest_first``), ``unseen_label_examples`` and
         ``unseen_label_examples[<label>]`` (ignored by the loss, scored as wrong).
         """
+        from xlalign.evaluation.tasks.feature_based import FeatureSpec
+
+        self.feature_based = FeatureSpec.from_extra(  # for build_model
+            params.extra.get("feature_based"), head="classification"
+        )
         limit = params.max_length
         if limit < tokenizer.num_special_tokens_to_add(pair=True) + 2:
             raise ConfigError(

@@ -54,6 +54,18 @@ kept); a rerun resumes from the latest complete one automatically when
 labels, devices and precision) and starts afresh otherwise. On success ``work_dir`` is
 removed.
 
+Continual learning (003 section 3, eq. 2): with ``continual=`` (:class:`~.continual.
+Continual`) every training micro-step adds ``alpha`` times an alignment objective's loss on
+its own batch to the task loss; the objective's parameters train with the model and are
+checkpointed with it (:mod:`.continual` says how, and how it stays right under torchrun and
+mixed precision). The learning curve then has ``task_loss`` and ``align_loss`` beside
+``loss``, and ``results["continual"]`` records the spec.
+
+Loss scaling: each micro-batch's loss is its mean divided by the gradient-accumulation
+steps, and DDP averages over processes (XTREME's scaling). The Trainer would otherwise treat
+the task models as models that normalise by ``num_items_in_batch`` (their ``forward`` takes
+``**kwargs``) and skip the division, which they do not do.
+
 Devices: ``device`` through :func:`xlalign.core.device.resolve_device` (a GPU when torch
 sees one); ``precision="auto"`` is bf16 on a GPU that supports it, fp16 on another GPU,
 fp32 on the CPU. Under ``torchrun`` (see :mod:`xlalign.encoders.distributed`) the
@@ -78,11 +90,19 @@ import torch
 from transformers import AutoTokenizer, Trainer, TrainerCallback, TrainingArguments
 from transformers import set_seed as hf_set_seed
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
+from transformers.utils import find_labels
 
 from xlalign.core.device import deterministic_algorithms, resolve_device
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import atomic_dir, atomic_open, read_json, write_json
 from xlalign.evaluation.tasks.base import Encoded, Task, TaskParams
+from xlalign.evaluation.tasks.continual import (
+    BATCH_KEY,
+    Continual,
+    LossMeans,
+    WithObjective,
+    alignment_rng,
+)
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +115,8 @@ PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 #: batch size of evaluation and prediction (per device) unless ``extra`` says otherwise
 EVAL_BATCH_SIZE = 64
 _TRAINER_STATE = "trainer_state.json"
+#: what a training log entry keeps (the losses of continual learning when present)
+_TRAIN_KEYS = ("step", "epoch", "loss", "task_loss", "align_loss", "learning_rate", "grad_norm")
 #: what the Trainer adds to each evaluation's log besides the task's scores
 _EVAL_TIMINGS = frozenset({"runtime", "samples_per_second", "steps_per_second"})
 
@@ -240,8 +262,10 @@ def fingerprint(
     labels: list[str],
     world_size: int,
     precision: str,
+    continual: Continual | None = None,
 ) -> str:
-    """SHA-256 of everything a checkpoint must agree with to be resumed."""
+    """SHA-256 of everything a checkpoint must agree with to be resumed (a continual
+    run's spec and objective included; a plain run's digest is as it always was)."""
     payload = {
         "task": [type(task).__module__, type(task).__qualname__, sorted(vars(task).items())],
         "encoder": [str(encoder.resolve()), _encoder_digest(encoder)],
@@ -253,6 +277,8 @@ def fingerprint(
         "world_size": world_size,
         "precision": precision,
     }
+    if continual is not None:
+        payload["continual"] = continual.fingerprint()
     text = json.dumps(payload, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -308,13 +334,14 @@ def _numeric(scores: Mapping[str, Any]) -> dict[str, float]:
 
 def learning_curve(log_history: Sequence[Mapping[str, Any]]) -> dict[str, list[dict]]:
     """The Trainer's ``log_history`` split into the training loss (every ``log_every``
-    steps) and the dev evaluations (``eval_`` prefixes dropped), each by step."""
+    steps; with continual learning also ``task_loss``, ``align_loss`` and the objective's
+    logs, whose names hold a ``/``) and the dev evaluations (``eval_`` prefixes dropped),
+    each by step."""
     train, dev = [], []
     for entry in log_history:
         if "loss" in entry:
             train.append(
-                {k: entry[k] for k in ("step", "epoch", "loss", "learning_rate", "grad_norm")
-                 if k in entry}
+                {k: v for k, v in entry.items() if k in _TRAIN_KEYS or "/" in k}
             )  # fmt: skip
         elif any(k.startswith("eval_") for k in entry):
             point = {"step": entry.get("step"), "epoch": entry.get("epoch")}
@@ -377,11 +404,13 @@ def finetune(
     data_counts: Mapping[str, Any] | None = None,
     progress: bool = True,
     callbacks: Sequence[Any] = (),
+    continual: Continual | None = None,
 ) -> dict[str, Any]:
     """Fine-tune ``encoder`` for ``task`` on ``train``, select on ``dev`` and evaluate on
     ``tests`` (language -> records); returns the results, also written to
     ``output_dir/results.json`` (by rank 0; see the module docstring for everything
-    else). ``callbacks`` are extra Trainer callbacks (tests use one to kill a run).
+    else). ``callbacks`` are extra Trainer callbacks (tests use one to kill a run);
+    ``continual`` keeps an alignment loss during training (003; the module docstring).
 
     Results::
 
@@ -399,6 +428,10 @@ def finetune(
           "learning_curve": {"train": [{"step", "epoch", "loss", "learning_rate",
                                         "grad_norm"}], "dev": [{"step", "epoch", <metrics>}]},
           "curves": {"train_loss": [...], "dev_<metric>": [...]},   # for MLflow
+                    # continual: also "train_task_loss", "train_align_loss"
+          "continual": {"name", "alpha", "batch_size", "objective_name",
+                        "objective": <its state()>, "align_loss_first",
+                        "align_loss_last"},                    # continual runs only
           "speed": {"train_examples_per_s", "train_features_per_s", "train_seconds",
                     "train_cpu_seconds", "evaluate_seconds", "predict_seconds",
                     "total_seconds"},
@@ -465,6 +498,7 @@ def finetune(
         labels=labels,
         world_size=world,
         precision=prec,
+        continual=continual,
     )
     extra = dict(params.extra)
     select_on_dev = params.selection == "dev"
@@ -516,6 +550,10 @@ def finetune(
 
     hf_set_seed(seed)  # the head's initial weights
     model = task.build_model(encoder, labels)
+    # What the Trainer trains: the task model, or the task model and the objective
+    trained: torch.nn.Module = model if continual is None else WithObjective(model, continual)
+    task_labels = find_labels(type(model))
+    means = LossMeans()
 
     # Model selection: decode + score the dev split through the task.
     state_ref: dict[str, Any] = {}
@@ -543,6 +581,45 @@ def finetune(
         return _numeric(scores)
 
     class _Trainer(Trainer):
+        def __init__(self, *a: Any, **kw: Any) -> None:
+            super().__init__(*a, **kw)
+            # The task models' forward takes **kwargs but ignores num_items_in_batch: have
+            # the Trainer divide by the accumulation steps (see the module docstring).
+            self.model_accepts_loss_kwargs = False
+            self.label_names = task_labels  # the task model's, not WithObjective's
+            self._micro = (-1, 0)  # (optimiser step, micro-steps done in it)
+
+        def compute_loss(
+            self,
+            model: Any,
+            inputs: dict[str, Any],
+            return_outputs: bool = False,
+            num_items_in_batch: Any = None,
+        ) -> Any:
+            if continual is None or not model.training:
+                return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+            step = self.state.global_step
+            micro = self._micro[1] if self._micro[0] == step else 0
+            self._micro = (step, micro + 1)
+            # Batch k of step s on rank r: the generator of (seed, s, k * world + r), so a
+            # resumed run (which restarts at a step boundary) draws what an uninterrupted
+            # one draws, and one process accumulating over n micro-batches draws what n
+            # processes draw in one.
+            index = micro * self.args.world_size + self.args.process_index
+            rng = alignment_rng(seed, step, index)
+            batch = self._prepare_input(continual.objective.sample(rng, continual.batch_size))
+            loss = super().compute_loss(
+                model, {**inputs, BATCH_KEY: batch}, return_outputs, num_items_in_batch
+            )
+            assert isinstance(trained, WithObjective) and trained.last is not None
+            means.add(*trained.last)
+            return loss
+
+        def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+            if continual is not None and "loss" in logs:  # a training log, on every rank
+                logs.update(means.report(lambda t: self.accelerator.reduce(t, "mean")))
+            super().log(logs, start_time)
+
         def _get_train_sampler(self, train_dataset: Any = None) -> Any:
             if extra.get("group_by_length"):
                 data = train_dataset if train_dataset is not None else self.train_dataset
@@ -558,7 +635,7 @@ def finetune(
             return None
 
     trainer = _Trainer(
-        model=model,
+        model=trained,
         args=args,
         data_collator=task.collate(tokenizer),
         train_dataset=FeatureDataset(enc_train.features),
@@ -594,6 +671,8 @@ def finetune(
         predictions: dict[str, list] = {}
         scores: dict[str, dict] = {}
         for name, split in splits.items():
+            if hasattr(model, "set_language"):  # feature-based: the split's linear maps
+                model.set_language(dev_language if name == dev_key else name)
             if name == dev_key and selected in best_dev:
                 predictions[name], scores[name] = best_dev[selected]
                 continue
@@ -611,6 +690,16 @@ def finetune(
 
     curve = learning_curve(state.log_history)
     curves = {"train_loss": [p["loss"] for p in curve["train"]]}
+    continual_results = None
+    if continual is not None:
+        for part in ("task_loss", "align_loss"):
+            curves[f"train_{part}"] = [p[part] for p in curve["train"] if part in p]
+        aligned = curves["train_align_loss"]
+        continual_results = {
+            **continual.describe(),
+            "align_loss_first": aligned[0] if aligned else None,
+            "align_loss_last": aligned[-1] if aligned else None,
+        }
     if select_on_dev:
         metric = task.selection_metric
         curves[f"dev_{metric}"] = [p[metric] for p in curve["dev"]]
@@ -661,6 +750,8 @@ def finetune(
         },
         "model": MODEL if keep_model else None,
     }
+    if continual_results is not None:
+        results["continual"] = continual_results
 
     if is_main:
         output_dir.mkdir(parents=True, exist_ok=True)
@@ -669,7 +760,7 @@ def finetune(
         model_dir = output_dir / MODEL
         if keep_model:
             with atomic_dir(model_dir) as tmp:
-                trainer.save_model(str(tmp))
+                _save_task_model(trainer, model, tmp)
         elif model_dir.exists():
             shutil.rmtree(model_dir)  # a kept model of an earlier run of this job
         write_json(output_dir / RESULTS, results)
@@ -677,6 +768,17 @@ def finetune(
     if is_main:
         shutil.rmtree(work_dir, ignore_errors=True)
     return results
+
+
+def _save_task_model(trainer: Trainer, model: torch.nn.Module, path: Path) -> None:
+    """The task model alone into ``path``, as the Trainer saves a model (a continual run's
+    Trainer holds the objective too; it is left out)."""
+    trained = trainer.model
+    trainer.model = model
+    try:
+        trainer.save_model(str(path))
+    finally:
+        trainer.model = trained
 
 
 def _cap(records: Sequence[Any], n: int | None) -> list[Any]:

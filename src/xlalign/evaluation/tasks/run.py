@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -103,12 +103,20 @@ def run_finetune(
     device: str | None = None,
     precision: str = "auto",
     keep_model: bool = True,
+    continual: Mapping[str, Any] | None = None,
+    objective_builder: Callable[..., Any] | None = None,
 ) -> dict[str, Any]:
     """Fine-tune ``encoder`` on ``task`` and evaluate it; returns the results written to
     ``stats_path``. ``tests`` maps each evaluated language to its test file; the training
     language's is skipped when the data has none (its dev split then gives the English
     figure), and a missing ``dev`` is allowed when the protocol keeps the final
-    checkpoint."""
+    checkpoint.
+
+    ``continual`` (config ``zeroshot.continual.<name>`` with its ``name`` and data
+    ``files``) keeps that alignment loss during fine-tuning (003; built by
+    :func:`~.continual.continual_from_spec` with ``objective_builder``, by default
+    :func:`xlalign.pretrain.objectives.build_objective`; tests pass their own)."""
+    from xlalign.evaluation.tasks.continual import continual_from_spec
     from xlalign.evaluation.tasks.families import make_task
     from xlalign.evaluation.tasks.finetune import finetune
 
@@ -132,6 +140,11 @@ def run_finetune(
     for lang, recs in test_recs.items():
         if not recs:
             raise InputError(f"{tests[lang]}: no test examples for {task!r} in {lang!r}")
+    cl = None
+    if continual is not None:
+        cl = continual_from_spec(
+            continual, encoder=encoder, seed=int(seed), builder=objective_builder
+        )
     result = finetune(
         impl,
         encoder=Path(encoder),
@@ -149,6 +162,7 @@ def run_finetune(
         # the training loss every few steps (MLflow's learning curve), at least as often
         # as the dev evaluations
         log_every=max(1, min(50, p.eval_every)),
+        continual=cl,
     )
     scores: dict[str, Any] = result["scores"]
     english_key = info.train_language if info.train_language in tests else "en/dev"
@@ -200,6 +214,7 @@ def finetune_argv(
     precision: str = "auto",
     keep_model: bool = True,
     encoder_name: str | None = None,
+    continual: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """``xlalign finetune`` arguments for the same run (what torchrun starts per GPU)."""
     argv = [
@@ -216,6 +231,9 @@ def finetune_argv(
         argv.append("--no-model")
     if encoder_name:
         argv += ["--encoder-name", encoder_name]
+    if continual is not None:
+        # one JSON argument, paths as strings; the worker builds the objective itself
+        argv += ["--continual", json.dumps(dict(continual), sort_keys=True, default=str)]
     return argv
 
 
@@ -230,7 +248,10 @@ def run_finetune_job(
     if not distributed.in_torchrun():
         nproc = distributed.world_size_for(gpus)
         if nproc > 1:
-            argv = finetune_argv(task, **{k: v for k, v in kw.items() if k != "device"})
+            if kw.get("objective_builder") is not None:  # a test's seam; workers build their own
+                raise ValueError("objective_builder cannot travel to torchrun workers")
+            local = ("device", "objective_builder")
+            argv = finetune_argv(task, **{k: v for k, v in kw.items() if k not in local})
             distributed.launch(argv, nproc, log_path=log_path)
             return read_json(kw["stats_path"])
     return run_finetune(task, **kw)

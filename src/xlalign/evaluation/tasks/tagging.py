@@ -130,7 +130,21 @@ class TaggingTask(Task):
             raise InputError("tagging: the training records hold no tags")
         return labels
 
-    def build_model(self, encoder: Path, labels: list[str]) -> Any:
+    def build_model(
+        self, encoder: Path, labels: list[str], params: TaskParams | None = None
+    ) -> Any:
+        """The encoder's token-classification head; with ``extra["feature_based"]`` (in
+        ``params``, or in those :meth:`encode` last saw) 002's feature-based model
+        (:mod:`.feature_based`)."""
+        from xlalign.evaluation.tasks.feature_based import FeatureSpec, build_feature_model
+
+        spec = getattr(self, "feature_based", None)
+        if params is not None:
+            spec = FeatureSpec.from_extra(
+                params.extra.get("feature_based"), head="tagging", scheme=self.scheme
+            )
+        if spec is not None:
+            return build_feature_model(encoder, labels, spec, head="tagging")
         from transformers import AutoModelForTokenClassification
 
         return AutoModelForTokenClassification.from_pretrained(
@@ -165,6 +179,11 @@ class TaggingTask(Task):
         loss, scored as wrong).
         """
         self._check_tags(records, split)
+        from xlalign.evaluation.tasks.feature_based import FeatureSpec
+
+        self.feature_based = FeatureSpec.from_extra(  # for build_model
+            params.extra.get("feature_based"), head="tagging", scheme=self.scheme
+        )
         label_id = {label: i for i, label in enumerate(labels)}
         prefix, suffix = special_tokens(tokenizer)
         before = len(prefix)

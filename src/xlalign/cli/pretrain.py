@@ -1,0 +1,142 @@
+"""The ``pretrain`` command: continued pre-training of an encoder with MLM and alignment
+objectives (a named run of the papers' tables, or objectives given one by one)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from xlalign.cli.zeroshot import _lang_files, _overrides
+from xlalign.core.errors import ConfigError, InputError
+
+
+def add_pretrain(sub: argparse._SubParsersAction) -> None:
+    """The ``pretrain`` command."""
+    p = sub.add_parser(
+        "pretrain",
+        help="continue pre-training an encoder with MLM + alignment objectives (runs: mlm, "
+        "x2s-ma-mse, x2s-ma-dcca, fasttext-dcca, align-mlm, dict-mlm, tlm, l2-align, "
+        "contrastive-weak, contrastive-strong, linear-map)",
+    )
+    p.add_argument("run", nargs="?", help="a run (row) of xlalign.pretrain.recipes")
+    p.add_argument("encoder", nargs="?", help="Hugging Face checkpoint directory")
+    p.add_argument("--output-dir", "-o", help="the new checkpoint directory")
+    p.add_argument(
+        "--text",
+        nargs="+",
+        default=[],
+        metavar="LANG=FILE",
+        help="MLM text per language (one paragraph per line)",
+    )
+    p.add_argument(
+        "--static",
+        nargs="+",
+        default=[],
+        metavar="LANG=STEM",
+        help="static space per language (STEM.npy + STEM.vocab.txt)",
+    )
+    p.add_argument(
+        "--aligned",
+        nargs="+",
+        default=[],
+        metavar="PAIR=PAIRS_TSV,CORPUS_TSV",
+        help="word-aligned bitext per language pair (l2-align, contrastive, linear-map)",
+    )
+    p.add_argument(
+        "--parallel",
+        nargs="+",
+        default=[],
+        metavar="PAIR=CORPUS_TSV",
+        help="bitext per language pair (tlm)",
+    )
+    p.add_argument(
+        "--dictionary",
+        nargs="+",
+        default=[],
+        metavar="LANG=FILE",
+        help="bilingual dictionaries hub -> LANG (align-mlm, dict-mlm)",
+    )
+    p.add_argument("--seed", type=int, default=1, help="pre-training seed")
+    p.add_argument(
+        "--set",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="training settings (PretrainParams keys: steps=200 max_length=64 ...)",
+    )
+    p.add_argument(
+        "--objective",
+        nargs="+",
+        default=[],
+        metavar="NAME.KEY=VALUE",
+        help="objective settings (gcca.batch_size=128 mlm.batch_size=8 ...)",
+    )
+    p.add_argument(
+        "--alignment-layer", type=int, help="hidden_states index of the alignment losses"
+    )
+    p.add_argument("--validation-paragraphs", type=int, default=200)
+    p.add_argument("--stats", help="record JSON (default: <output-dir>.json)")
+    p.add_argument("--work-dir", help="checkpoints to resume from (default: <output-dir>.work)")
+    p.add_argument("--device")
+    p.add_argument("--precision", choices=["auto", "fp32", "bf16", "fp16"], default="auto")
+    p.add_argument("--spec", help=argparse.SUPPRESS)  # torchrun workers of a workflow job
+    p.set_defaults(func=_cmd_pretrain)
+
+
+def _cmd_pretrain(args: argparse.Namespace) -> None:
+    from xlalign.pretrain import recipes
+    from xlalign.pretrain.run import run_from_spec, run_pretrain
+
+    if args.spec:
+        run_from_spec(args.spec)
+        return
+    if not (args.run and args.encoder and args.output_dir):
+        raise ConfigError("pretrain: RUN, ENCODER and --output-dir are required")
+    objectives: dict[str, dict[str, object]] = {}
+    for key, value in _overrides(args.objective).items():
+        name, sep, field = key.partition(".")
+        if not sep:
+            raise InputError(f"--objective: expected NAME.KEY=VALUE, got {key!r}")
+        objectives.setdefault(name, {})[field] = value
+    cfg = {"pretrain": {"objectives": objectives, "alignment_layer": args.alignment_layer}}
+    resolved = recipes.row_objectives(cfg, args.run)
+    files: dict[str, object] = {"text": _lang_files(args.text, "--text")}
+    if args.static:
+        files["static"] = _lang_files(args.static, "--static")
+    if args.parallel:
+        files["parallel"] = _lang_files(args.parallel, "--parallel")
+    if args.dictionary:
+        files["dictionaries"] = _lang_files(args.dictionary, "--dictionary")
+    if args.aligned:
+        aligned = {}
+        for pair, both in _lang_files(args.aligned, "--aligned").items():
+            parts = both.split(",")
+            if len(parts) != 2:
+                raise InputError(f"--aligned {pair}: expected PAIRS_TSV,CORPUS_TSV, got {both!r}")
+            aligned[pair] = parts
+        files["aligned"] = aligned
+    out = Path(args.output_dir)
+    res = run_pretrain(
+        args.run,
+        encoder=args.encoder,
+        objectives=resolved,
+        files=files,
+        params=_overrides(args.set),
+        seed=args.seed,
+        output_dir=out,
+        stats_path=args.stats or f"{out}.json",
+        work_dir=args.work_dir or f"{out}.work",
+        validation_paragraphs=args.validation_paragraphs,
+        device=args.device,
+        precision=args.precision,
+    )
+    summary = {
+        "checkpoint": res["checkpoint"],
+        "selection": res["selection"],
+        "final": res["learning_curve"][-1] if res["learning_curve"] else None,
+        "speed": res["speed"],
+    }
+    json.dump(summary, sys.stdout, indent=2)
+    sys.stdout.write("\n")
