@@ -7,7 +7,8 @@
 rule finetune:
     input:
         unpack(lambda wc: finetune_inputs(wc.task)),
-        encoder=lambda wc: ZS_ENCODERS[wc.encoder],
+        unpack(lambda wc: continual_inputs(wc.encoder)),
+        encoder=lambda wc: ZS_FT_ENCODERS[wc.encoder],
     output:
         # predictions/<lang>.jsonl of every evaluated split, and the selected model (kept
         # with zeroshot.keep_model)
@@ -19,7 +20,7 @@ rule finetune:
         bench_path("finetune", "{encoder}", "{task}", "ft{ftseed}")
     wildcard_constraints:
         task="|".join(ZS_TASKS) or "none",
-        encoder=ZS_ENCODER_RE or "none",
+        encoder=ZS_FT_ENCODER_RE or "none",
         ftseed=r"\d+",
     conda:
         f"{ENVS}/torch.yaml"
@@ -32,7 +33,8 @@ rule finetune:
     params:
         splits=lambda wc: finetune_splits(wc.task),
         tests=lambda wc: finetune_tests(wc.task),
-        params=lambda wc: config["zeroshot"]["tasks"][wc.task]["params"],
+        params=lambda wc: finetune_params(wc.encoder, wc.task),
+        continual=lambda wc: continual_spec(wc.encoder),
         # Checkpoints to resume from after a kill: beside the outputs, not among them
         # (Snakemake removes a failed job's outputs), deleted when the run succeeds.
         work_dir=lambda wc: f"{RES}/zeroshot/{wc.encoder}/{wc.task}/ft{wc.ftseed}.work",
@@ -92,7 +94,7 @@ rule zeroshot_tables:
     input:
         runs=[
             output_path(rules.finetune, "stats", encoder=enc, task=task, ftseed=s)
-            for enc in ZS_ENCODERS
+            for enc in ZS_FT_ENCODERS
             for task in ZS_TASKS
             for s in ZS_SEEDS
         ],
@@ -115,7 +117,7 @@ rule zeroshot_tables:
         runtime=job_runtime("zeroshot_tables"),
         disk_mb=job_disk("zeroshot_tables"),
     params:
-        encoders=list(ZS_ENCODERS),
+        encoders=list(ZS_FT_ENCODERS),
         tasks=ZS_TASKS,
         retrieval=ZS_RETRIEVAL,
     script:

@@ -23,4 +23,5 @@ with job_logging(snakemake):
         device=par.device,
         precision=par.precision,
         keep_model=par.keep_model,
+        continual=par.continual,
     )

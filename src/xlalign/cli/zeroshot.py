@@ -53,6 +53,12 @@ def add_finetune(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--encoder-name", help="the encoder's name in the results (default: its directory's)"
     )
+    p.add_argument(
+        "--continual",
+        type=json.loads,
+        help="continual learning (003): JSON {name, objective, settings, alpha, batch_size, "
+        "files} (an alignment loss added with weight alpha to the task loss)",
+    )
     p.set_defaults(func=_cmd_finetune)
 
 
@@ -88,6 +94,7 @@ def _cmd_finetune(args: argparse.Namespace) -> None:
         device=args.device,
         precision=args.precision,
         keep_model=not args.no_model,
+        continual=args.continual,
     )
     json.dump(res["summary"], sys.stdout, indent=2, sort_keys=True)
     sys.stdout.write("\n")

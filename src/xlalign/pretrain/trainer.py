@@ -429,7 +429,8 @@ def train(
                     )
             if done % params.eval_every == 0 or done == params.steps:
                 evaluate(done)
-                save_checkpoint(done)
+                if done < params.steps:  # the last step's state is the output itself
+                    save_checkpoint(done)
             if on_step is not None:
                 on_step(done)
     seconds = time.perf_counter() - t0

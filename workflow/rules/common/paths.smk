@@ -335,19 +335,36 @@ def pretrain_files(run, seed):
         elif need == "aligned":
             files["aligned"] = {
                 p: [
-                    output_path(rules.word_align, "pairs", src=p.split("-")[0], tgt=p.split("-")[1]),
-                    output_path(rules.parallel_corpus, "tsv", src=p.split("-")[0], tgt=p.split("-")[1]),
+                    output_path(
+                        rules.word_align,
+                        "pairs",
+                        src=p.split("-")[0],
+                        tgt=p.split("-")[1],
+                    ),
+                    output_path(
+                        rules.parallel_corpus,
+                        "tsv",
+                        src=p.split("-")[0],
+                        tgt=p.split("-")[1],
+                    ),
                 ]
                 for p in pairs
             }
         elif need == "parallel":
             files["parallel"] = {
-                p: output_path(rules.parallel_corpus, "tsv", src=p.split("-")[0], tgt=p.split("-")[1])
+                p: output_path(
+                    rules.parallel_corpus,
+                    "tsv",
+                    src=p.split("-")[0],
+                    tgt=p.split("-")[1],
+                )
                 for p in pairs
             }
         elif need == "dictionaries":
             files["dictionaries"] = {
-                lang: train_dictionary(seed, lang)[0] for lang in OTHERS if train_dictionary(seed, lang)
+                lang: train_dictionary(seed, lang)[0]
+                for lang in OTHERS
+                if train_dictionary(seed, lang)
             }
     return files
 
@@ -376,6 +393,109 @@ def pretrain_settings():
     out["head_warmup_steps"] = pre["head_warmup"]["steps"]
     out["head_warmup_learning_rate"] = pre["head_warmup"]["learning_rate"]
     return out
+
+
+def _base_encoder(encoder):
+    """The evaluated checkpoint and the continual-learning entry of a fine-tuned encoder
+    name (`<encoder>` or `<encoder>+<continual>`)."""
+    base, _, cl = encoder.partition("+")
+    return base, (cl or None)
+
+
+def _pretrain_run(encoder):
+    """(run, seed) of a continued pre-training checkpoint's name, else None."""
+    for run in PT_RUNS:
+        for seed in PT_SEEDS:
+            if xlrecipes.encoder_key(run, seed) == encoder:
+                return run, seed
+    return None
+
+
+def finetune_params(encoder, task):
+    """The task's fine-tuning settings; a linear-map checkpoint is evaluated as 002 does,
+    feature-based (the frozen encoder's mapped features, extra Transformer layers, a CRF
+    for NER) with the maps of its own directory."""
+    params = dict(config["zeroshot"]["tasks"][task]["params"])
+    base, _ = _base_encoder(encoder)
+    found = _pretrain_run(base)
+    if found and "linear_map" in xlrecipes.row_objectives(config, found[0]):
+        extra = dict(params.get("extra") or {})
+        fb = extra.get("feature_based")
+        fb = dict(fb) if isinstance(fb, dict) else {}
+        fb.setdefault("mapping", ZS_FT_ENCODERS[encoder])
+        fb.setdefault("hub", HUB)
+        extra["feature_based"] = fb
+        params["extra"] = extra
+    return params
+
+
+def continual_files(spec, seed):
+    """The data a continual-learning objective reads (as pretrain_files)."""
+    obj = spec["objective"]
+    files = {}
+    pairs = [f"{src}-{tgt}" for src, tgt in xlconfig.parallel_pairs(config)]
+    if obj in xlrecipes.STATIC:
+        space = spec["settings"]["static"]
+        files["static"] = {
+            lang: str(Path(space_file(space, seed, lang)).with_suffix(""))
+            for lang in LANGS
+        }
+    elif obj in xlrecipes.BITEXT:
+        files["aligned"] = {
+            p: [
+                output_path(
+                    rules.word_align, "pairs", src=p.split("-")[0], tgt=p.split("-")[1]
+                ),
+                output_path(
+                    rules.parallel_corpus,
+                    "tsv",
+                    src=p.split("-")[0],
+                    tgt=p.split("-")[1],
+                ),
+            ]
+            for p in pairs
+        }
+    elif obj in xlrecipes.DICTIONARY:
+        files["dictionaries"] = {
+            lang: train_dictionary(seed, lang)[0]
+            for lang in OTHERS
+            if train_dictionary(seed, lang)
+        }
+    return files
+
+
+def continual_spec(encoder):
+    """The continual-learning spec of a fine-tuned encoder name (None: plain fine-tuning)."""
+    _, cl = _base_encoder(encoder)
+    if cl is None:
+        return None
+    spec = ZS_CONTINUAL[cl]
+    settings = {**xlrecipes.OBJECTIVE_DEFAULTS[spec["objective"]], **spec["settings"]}
+    if settings.get("layer") is None and "layer" in settings:
+        settings["layer"] = config["pretrain"]["alignment_layer"]
+    return {
+        "name": cl,
+        "objective": spec["objective"],
+        "settings": settings,
+        "alpha": spec["alpha"],
+        "batch_size": spec["batch_size"],
+        "files": continual_files(spec, SEEDS[0]),
+        "hub": HUB,
+    }
+
+
+def continual_inputs(encoder):
+    spec = continual_spec(encoder)
+    if spec is None:
+        return {}
+    paths = []
+    for kind, value in spec["files"].items():
+        for v in value.values():
+            vs = v if isinstance(v, list) else [v]
+            if kind == "static":
+                vs = [p for stem in vs for p in (f"{stem}.npy", f"{stem}.vocab.txt")]
+            paths += vs
+    return {"continual": paths}
 
 
 def zeroshot_targets():

@@ -150,8 +150,19 @@ PT_RUNS = xlrecipes.runs(config)
 PT_SEEDS = config["pretrain"]["seeds"]
 for _run in PT_RUNS:
     for _seed in PT_SEEDS:
-        ZS_ENCODERS[xlrecipes.encoder_key(_run, _seed)] = f"{RES}/pretrain/{_run}/s{_seed}"
+        ZS_ENCODERS[xlrecipes.encoder_key(_run, _seed)] = (
+            f"{RES}/pretrain/{_run}/s{_seed}"
+        )
+# Continual learning (003): every encoder once more per `zeroshot.continual` entry, its
+# alignment loss added to the task loss during fine-tuning, as `<encoder>+<entry>`
+# (fine-tuned tasks only: retrieval has no fine-tuning).
+ZS_CONTINUAL = config["zeroshot"]["continual"]
+ZS_FT_ENCODERS = dict(ZS_ENCODERS)
+for _name in ZS_CONTINUAL:
+    for _enc, _dir in ZS_ENCODERS.items():
+        ZS_FT_ENCODERS[f"{_enc}+{_name}"] = _dir
 ZS_ENCODER_RE = "|".join(re.escape(name) for name in ZS_ENCODERS)
+ZS_FT_ENCODER_RE = "|".join(re.escape(name) for name in ZS_FT_ENCODERS)
 ZS_TASKS = list(config["zeroshot"]["tasks"])
 ZS_RETRIEVAL = list(config["zeroshot"]["retrieval"]["sets"])
 ZS_SEEDS = config["zeroshot"]["seeds"]

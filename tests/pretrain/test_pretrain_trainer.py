@@ -154,7 +154,7 @@ _KILL = textwrap.dedent(
     """
     import json, os, signal, sys
     sys.path[:0] = {paths!r}
-    from test_trainer import train_row
+    from test_pretrain_trainer import train_row
     from pathlib import Path
     world = json.loads(Path({world!r}).read_text())
     def kill(step):
