@@ -134,7 +134,8 @@ def run_pretrain(
             g.manual_seed(int(rng.integers(0, 2**62)))
             return collator(train_corpus.sample(rng, mlm_batch), g)
 
-        warm_steps = pp.head_warmup_steps if head.head == "initialised" else 0
+        has_mlm = any(name in ("mlm", "dict_mlm", "tlm") for name in objectives)
+        warm_steps = pp.head_warmup_steps if head.head == "initialised" and has_mlm else 0
         if warm_steps != pp.head_warmup_steps:
             log.info("the checkpoint has its own MLM head: no head warm-up")
         pp.head_warmup_steps = warm_steps

@@ -16,7 +16,7 @@ from our static embeddings, computing both a language modelling and an alignment
 * **Selection**: the validation MLM loss (held-out paragraphs masked once with a fixed
   seed, the token-weighted mean over all their predicted tokens) every ``eval_every``
   steps and at the end; the checkpoint with the lowest one is the output (000 Appendix C).
-  A run without a text objective keeps its final step.
+  A run without an MLM-type objective keeps its final step (and skips the head warm-up).
 * **Resuming**: ``work_dir/checkpoint.pt`` (weights, objectives' parameters, optimiser,
   schedule, gradient scaler, RNG states, history, best step) is rewritten atomically every
   ``eval_every`` steps; ``work_dir/best.pt`` holds the best weights. A rerun with the same
@@ -237,7 +237,10 @@ def train(
     if any(t.weight < 0 for t in terms):
         raise ConfigError("pretrain: objective weights must be >= 0")
     freeze = any(t.objective.freezes_encoder for t in terms)
-    select_on_mlm = bool(validation) and not freeze
+    # selection by validation MLM loss needs an MLM objective (002's alignment-only runs,
+    # whose MLM head is never trained, keep their final step, as 002 does)
+    has_mlm = any(t.name in ("mlm", "dict_mlm", "tlm") for t in terms)
+    select_on_mlm = bool(validation) and has_mlm and not freeze
 
     joint = _Joint(model, terms).to(device)
     if freeze:
@@ -297,7 +300,7 @@ def train(
         pending = state["pending"]
         resumed_from = start
         log.info("resuming from %s at step %d", ckpt_path, start)
-    elif params.head_warmup_steps and warmup_batches is not None:
+    elif params.head_warmup_steps and warmup_batches is not None and has_mlm:
         from xlalign.pretrain.heads import warm_up_head
 
         steps = range(params.head_warmup_steps)
