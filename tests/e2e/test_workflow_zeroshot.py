@@ -100,7 +100,8 @@ def test_retrieval_with_layer_sweep(run: Path) -> None:
     bible = _read(run / f"{RES}/zeroshot/{ENCODER}/retrieval/bible.json")
     assert bible["layer"] == 8 and bible["depth"] == 12  # XTREME's layer 7 = hidden_states[8]
     for lang, res in bible["languages"].items():
-        assert res["counts"]["pairs"] == 100, lang
+        want = embedded_config()["embedded"]["bible_retrieval_max_pairs"]
+        assert res["counts"]["pairs"] == want, lang
         for direction in ("en->xx", "xx->en"):
             sweep = res["sweep"][direction]
             assert len(sweep) == 13  # embeddings + 12 layers, from one pass
