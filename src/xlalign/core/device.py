@@ -49,6 +49,27 @@ def resolve_dtype(dtype: Any, device: Any) -> torch.dtype:
     return dtype  # type: ignore[no-any-return]
 
 
+#: Training precisions a job may ask for ("auto": see :func:`resolve_precision`).
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+
+
+def resolve_precision(precision: str, device: Any, *, key: str = "precision") -> str:
+    """``"fp32"``, ``"bf16"`` or ``"fp16"`` for training on ``device``: ``"auto"`` is bf16 on
+    a GPU that supports it, else fp16 on a GPU, fp32 on the CPU. ``key`` names the config
+    key in the errors (fp16 asked for on the CPU, an unknown value)."""
+    import torch
+
+    if precision not in PRECISIONS:
+        raise ConfigError(f"{key} must be one of {PRECISIONS}, not {precision!r}")
+    if torch.device(device).type != "cuda":
+        if precision == "fp16":
+            raise ConfigError(f"{key} fp16 needs a GPU; use fp32 or bf16 on the CPU")
+        return "fp32" if precision == "auto" else precision
+    if precision == "auto":
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    return precision
+
+
 @contextlib.contextmanager
 def deterministic_algorithms() -> Iterator[None]:
     """Run the block under ``torch.use_deterministic_algorithms(True, warn_only=True)``

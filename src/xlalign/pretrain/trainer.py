@@ -48,6 +48,7 @@ import numpy as np
 import torch
 
 from xlalign.core.device import deterministic_algorithms, resolve_device
+from xlalign.core.device import resolve_precision as _resolve_precision
 from xlalign.core.errors import ConfigError
 from xlalign.core.io import atomic_dir, atomic_path, write_json
 from xlalign.pretrain.base import Objective
@@ -58,7 +59,6 @@ CHECKPOINT = "checkpoint.pt"
 BEST = "best.pt"
 FINGERPRINT = "fingerprint.json"
 METADATA = "xlalign-pretrain.json"
-PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
 
 @dataclasses.dataclass
@@ -126,15 +126,8 @@ class _Joint(torch.nn.Module):
 
 
 def resolve_precision(precision: str, device: torch.device) -> str:
-    if precision not in PRECISIONS:
-        raise ConfigError(f"pretrain.precision must be one of {PRECISIONS}, not {precision!r}")
-    if device.type != "cuda":
-        if precision == "fp16":
-            raise ConfigError("pretrain.precision fp16 needs a GPU; use fp32 or bf16 on the CPU")
-        return "fp32" if precision == "auto" else precision
-    if precision == "auto":
-        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
-    return precision
+    """:func:`xlalign.core.device.resolve_precision` for ``pretrain.precision``."""
+    return _resolve_precision(precision, device, key="pretrain.precision")
 
 
 def per_rank(batch: int, world: int, accumulation: int, name: str) -> int:

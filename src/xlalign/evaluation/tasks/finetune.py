@@ -92,7 +92,11 @@ from transformers import set_seed as hf_set_seed
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from transformers.utils import find_labels
 
-from xlalign.core.device import deterministic_algorithms, resolve_device
+from xlalign.core.device import (
+    deterministic_algorithms,
+    resolve_device,
+    resolve_precision,
+)
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import atomic_dir, atomic_open, read_json, write_json
 from xlalign.evaluation.tasks.base import Encoded, Task, TaskParams
@@ -111,7 +115,6 @@ FINGERPRINT = "fingerprint.json"
 RESULTS = "results.json"
 MODEL = "model"
 PREDICTIONS = "predictions"
-PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 #: batch size of evaluation and prediction (per device) unless ``extra`` says otherwise
 EVAL_BATCH_SIZE = 64
 _TRAINER_STATE = "trainer_state.json"
@@ -204,19 +207,6 @@ class _Split:
 
 
 # --------------------------------------------------------------------------- set-up
-
-
-def resolve_precision(precision: str, device: torch.device) -> str:
-    """``"fp32"``, ``"bf16"`` or ``"fp16"`` for ``device`` (see the module docstring)."""
-    if precision not in PRECISIONS:
-        raise ConfigError(f"precision must be one of {PRECISIONS}, not {precision!r}")
-    if device.type != "cuda":
-        if precision == "fp16":
-            raise ConfigError("precision fp16 needs a GPU; use fp32 or bf16 on the CPU")
-        return "fp32" if precision == "auto" else precision
-    if precision == "auto":
-        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
-    return precision
 
 
 def _world_size() -> int:
