@@ -317,70 +317,70 @@ def pretrain_text_file(seed, lang):
     return output_path(rules.pretrain_text, "txt", sseed=sample_seed(seed), lang=lang)
 
 
+def _pair_outputs(rule, key):
+    """Pair ("en-de") -> the `key` output of `rule` for every word-aligned pair."""
+    return {
+        f"{src}-{tgt}": output_path(rule, key, src=src, tgt=tgt)
+        for src, tgt in xlconfig.parallel_pairs(config)
+    }
+
+
+def objective_data(need, seed):
+    """(kind, files) of one thing an objective reads (xlalign.pretrain.recipes.needs):
+    static (language -> space stem), aligned (pair -> [pairs.tsv, corpus.tsv]), parallel
+    (pair -> corpus.tsv), dictionaries (language -> file)."""
+    if need.startswith("static:"):
+        space = need.split(":", 1)[1]
+        return "static", {
+            lang: str(Path(space_file(space, seed, lang)).with_suffix(""))
+            for lang in LANGS
+        }
+    if need == "aligned":
+        links = _pair_outputs(rules.word_align, "pairs")
+        corpora = _pair_outputs(rules.parallel_corpus, "tsv")
+        return "aligned", {p: [links[p], corpora[p]] for p in links}
+    if need == "parallel":
+        return "parallel", _pair_outputs(rules.parallel_corpus, "tsv")
+    if need == "dictionaries":
+        return "dictionaries", {
+            lang: train_dictionary(seed, lang)[0]
+            for lang in OTHERS
+            if train_dictionary(seed, lang)
+        }
+    raise WorkflowError(f"unknown objective data {need!r}")
+
+
 def pretrain_files(run, seed):
     """What the run reads, as xlalign.pretrain.objectives.build_objective takes it: text
-    (language -> file), static (language -> space stem), aligned (pair -> [pairs.tsv,
-    corpus.tsv]), parallel (pair -> corpus.tsv), dictionaries (language -> file)."""
+    (language -> file) and :func:`objective_data` of each of its needs."""
     files = {"text": {lang: pretrain_text_file(seed, lang) for lang in LANGS}}
-    pairs = [f"{src}-{tgt}" for src, tgt in xlconfig.parallel_pairs(config)]
-    for need in sorted(xlrecipes.needs(config, run)):
-        if need.startswith("static:"):
-            if "static" in files:
-                raise WorkflowError(f"pretrain run {run!r}: one static space per run")
-            space = need.split(":", 1)[1]
-            files["static"] = {
-                lang: str(Path(space_file(space, seed, lang)).with_suffix(""))
-                for lang in LANGS
-            }
-        elif need == "aligned":
-            files["aligned"] = {
-                p: [
-                    output_path(
-                        rules.word_align,
-                        "pairs",
-                        src=p.split("-")[0],
-                        tgt=p.split("-")[1],
-                    ),
-                    output_path(
-                        rules.parallel_corpus,
-                        "tsv",
-                        src=p.split("-")[0],
-                        tgt=p.split("-")[1],
-                    ),
-                ]
-                for p in pairs
-            }
-        elif need == "parallel":
-            files["parallel"] = {
-                p: output_path(
-                    rules.parallel_corpus,
-                    "tsv",
-                    src=p.split("-")[0],
-                    tgt=p.split("-")[1],
-                )
-                for p in pairs
-            }
-        elif need == "dictionaries":
-            files["dictionaries"] = {
-                lang: train_dictionary(seed, lang)[0]
-                for lang in OTHERS
-                if train_dictionary(seed, lang)
-            }
+    for need in sorted(xlrecipes.needs(config, run) - {"text"}):
+        kind, data = objective_data(need, seed)
+        if kind in files:
+            raise WorkflowError(f"pretrain run {run!r}: one static space per run")
+        files[kind] = data
     return files
 
 
-def pretrain_inputs(run, seed):
-    """The files of :func:`pretrain_files` as named input lists (static spaces: their
-    .npy and vocabulary files)."""
-    out = {}
-    for kind, value in pretrain_files(run, seed).items():
-        paths = []
+def input_paths(files):
+    """The paths of `files` (kind -> key -> path or paths) as one list (static spaces:
+    their .npy and vocabulary files)."""
+    paths = []
+    for kind, value in files.items():
         for v in value.values():
-            paths += v if isinstance(v, list) else [v]
-        if kind == "static":
-            paths = [p for stem in paths for p in (f"{stem}.npy", f"{stem}.vocab.txt")]
-        out[kind] = paths
-    return out
+            vs = v if isinstance(v, list) else [v]
+            if kind == "static":
+                vs = [p for stem in vs for p in (f"{stem}.npy", f"{stem}.vocab.txt")]
+            paths += vs
+    return paths
+
+
+def pretrain_inputs(run, seed):
+    """The files of :func:`pretrain_files` as named input lists."""
+    return {
+        kind: input_paths({kind: value})
+        for kind, value in pretrain_files(run, seed).items()
+    }
 
 
 def pretrain_settings():
@@ -432,36 +432,16 @@ def finetune_params(encoder, task):
 def continual_files(spec, seed):
     """The data a continual-learning objective reads (as pretrain_files)."""
     obj = spec["objective"]
-    files = {}
-    pairs = [f"{src}-{tgt}" for src, tgt in xlconfig.parallel_pairs(config)]
     if obj in xlrecipes.STATIC:
-        space = spec["settings"]["static"]
-        files["static"] = {
-            lang: str(Path(space_file(space, seed, lang)).with_suffix(""))
-            for lang in LANGS
-        }
+        need = f"static:{spec['settings']['static']}"
     elif obj in xlrecipes.BITEXT:
-        files["aligned"] = {
-            p: [
-                output_path(
-                    rules.word_align, "pairs", src=p.split("-")[0], tgt=p.split("-")[1]
-                ),
-                output_path(
-                    rules.parallel_corpus,
-                    "tsv",
-                    src=p.split("-")[0],
-                    tgt=p.split("-")[1],
-                ),
-            ]
-            for p in pairs
-        }
+        need = "aligned"
     elif obj in xlrecipes.DICTIONARY:
-        files["dictionaries"] = {
-            lang: train_dictionary(seed, lang)[0]
-            for lang in OTHERS
-            if train_dictionary(seed, lang)
-        }
-    return files
+        need = "dictionaries"
+    else:
+        return {}
+    kind, data = objective_data(need, seed)
+    return {kind: data}
 
 
 def continual_spec(encoder):
@@ -486,16 +466,7 @@ def continual_spec(encoder):
 
 def continual_inputs(encoder):
     spec = continual_spec(encoder)
-    if spec is None:
-        return {}
-    paths = []
-    for kind, value in spec["files"].items():
-        for v in value.values():
-            vs = v if isinstance(v, list) else [v]
-            if kind == "static":
-                vs = [p for stem in vs for p in (f"{stem}.npy", f"{stem}.vocab.txt")]
-            paths += vs
-    return {"continual": paths}
+    return {} if spec is None else {"continual": input_paths(spec["files"])}
 
 
 def zeroshot_targets():
