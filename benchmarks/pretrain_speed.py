@@ -24,8 +24,8 @@ static spaces ``--static`` (LANG=STEM), ``--aligned`` (PAIR=PAIRS_TSV,CORPUS_TSV
 
     .venv/bin/python benchmarks/pretrain_speed.py --encoder DIR --text en=... de=... \\
         --static en=... de=... [--aligned en-de=pairs.tsv,corpus.tsv] [--dictionary de=...] \\
-        [--batch 8] [--max-length 64] [--align-batch 64] [--steps 10] [--repeats 2] \\
-        [--out benchmarks/out/pretrain_speed.json]
+        [--batch 8] [--max-length 64] [--align-batch 64] [--layer L] [--steps 10] \\
+        [--repeats 2] [--only mlm mlm+gcca ...] [--out benchmarks/out/pretrain_speed.json]
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _ours(name: str, args: argparse.Namespace, world: dict[str, Any]) -> dict[st
             "batch_size": args.batch if obj == "mlm" else args.align_batch,
             "k": 10,
             "static": "bench",
-            "layer": None,
+            "layer": args.layer,
         }
         o = build_objective(
             obj,
@@ -178,6 +178,10 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--max-length", type=int, default=64)
     ap.add_argument("--align-batch", type=int, default=64)
+    ap.add_argument(
+        "--layer", type=int, help="alignment layer (hidden_states index; default the last)"
+    )
+    ap.add_argument("--only", nargs="+", help="run only these variants (e.g. mlm mlm+gcca)")
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=2)
@@ -201,8 +205,11 @@ def main() -> None:
     if args.dictionary:
         files["dictionaries"] = _pairs(args.dictionary)
         variants += ["mlm+align_mlm"]
+    if args.only:
+        variants = [v for v in variants if v in args.only]
     world = {"tok": tok, "train": train, "files": files}
-    rounds: dict[str, list[dict[str, float]]] = {v: [] for v in ["hf-example", *variants]}
+    names = ["hf-example", *variants] if not args.only or "hf-example" in args.only else variants
+    rounds: dict[str, list[dict[str, float]]] = {v: [] for v in names}
     for r in range(args.repeats):
         order = list(rounds) if r % 2 == 0 else list(reversed(rounds))
         for name in order:

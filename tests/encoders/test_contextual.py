@@ -19,6 +19,7 @@ from xlalign.core.errors import ConfigError, InputError
 from xlalign.encoders.contextual import (
     WordVectorStats,
     load_truncated_encoder,
+    running_layers,
     sentence_token_means,
     tokenize_alone,
     untokenizable,
@@ -57,6 +58,39 @@ def test_truncated_encoder_equals_hidden_states_of_full_model(tiny: Path, layer:
         ours = model(input_ids=torch.tensor([ids])).last_hidden_state[0].numpy()
     np.testing.assert_allclose(ours, _full_hidden(tiny, ids, layer), rtol=1e-5, atol=1e-5)
     assert next(model.parameters()).dtype == torch.float32
+
+
+@pytest.mark.parametrize("layer", [1, 2])
+def test_running_layers_gives_hidden_states_of_full_model_with_gradients(
+    tiny: Path, layer: int
+) -> None:
+    from transformers import AutoModel
+
+    model = AutoModel.from_pretrained(tiny, local_files_only=True)
+    model.train(False)
+    stack = model.encoder.layer
+    ids = torch.tensor([[2, 5, 6, 7, 3], [2, 8, 9, 3, 0]])
+    mask = (ids != 0).long()
+    full = model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
+    with running_layers(model, layer) as shortened:
+        assert shortened and len(model.encoder.layer) == layer
+        short = model(input_ids=ids, attention_mask=mask).last_hidden_state
+    assert model.encoder.layer is stack and len(stack) == 3  # restored, same modules
+    torch.testing.assert_close(short, full[layer], rtol=1e-5, atol=1e-5)
+    short.sum().backward()  # gradients reach the shared layers, none the unused ones
+    assert stack[layer - 1].output.dense.weight.grad is not None
+    assert all(p.grad is None for p in stack[layer].parameters())
+
+
+def test_running_layers_leaves_last_layer_and_other_stacks_alone(tiny: Path) -> None:
+    from transformers import AutoModel
+
+    model = AutoModel.from_pretrained(tiny, local_files_only=True)
+    with running_layers(model, 3) as shortened:
+        assert not shortened and len(model.encoder.layer) == 3
+    model.config.model_type = "modernbert"  # a stack that ends with a norm of its own
+    with running_layers(model, 1) as shortened:
+        assert not shortened and len(model.encoder.layer) == 3
 
 
 def test_load_errors_name_path_and_layer(tiny: Path, tmp_path: Path) -> None:

@@ -266,3 +266,45 @@ def test_checkpoint_of_another_architecture(pt_world: dict[str, Any], tmp_path: 
     world = {**pt_world, "encoder": gpt}
     with pytest.raises(ConfigError, match="gpt2"):
         train_row(world, tmp_path, "mlm")
+
+
+def test_alignment_below_the_last_layer_runs_a_shorter_stack(pt_world: dict[str, Any]) -> None:
+    """The mse loss at layer 1 of the 2-layer BERT, on words of different lengths (encoded
+    in length-sorted chunks, layer 2 not run): equal to the loss computed from
+    ``hidden_states[1]`` of one full forward over the padded batch, model left whole."""
+    import torch
+    from transformers import AutoTokenizer
+
+    from xlalign.pretrain.heads import load_masked_lm
+    from xlalign.pretrain.objectives import build_objective
+    from xlalign.pretrain.pairs import StaticBatch, mean_pool
+
+    model, _ = load_masked_lm(pt_world["encoder"], seed=1)
+    tok = AutoTokenizer.from_pretrained(pt_world["encoder"])
+    obj = build_objective(
+        "mse",
+        {"batch_size": 8, "static": "x2s-ma", "layer": 1},
+        model=model,
+        tokenizer=tok,
+        files=files_for(pt_world),
+        seed=1,
+        max_length=32,
+    )
+    sampled = obj.sample(np.random.default_rng(0), 8)
+    rng = np.random.default_rng(1)
+    lengths = [3, 7, 4, 9, 3, 5, 8, 4]  # [CLS] + subwords + [SEP]
+    ids = torch.full((8, max(lengths)), tok.pad_token_id)
+    for b, n in enumerate(lengths):
+        inner = rng.integers(5, tok.vocab_size, size=n - 2).tolist()
+        ids[b, :n] = torch.tensor([tok.cls_token_id, *inner, tok.sep_token_id])
+    mask = (torch.arange(ids.shape[1])[None] < torch.tensor(lengths)[:, None]).long()
+    word = mask.clone().float()
+    word[:, 0] = 0
+    word[torch.arange(8), torch.tensor(lengths) - 1] = 0
+    batch = StaticBatch(ids, mask, word, sampled.vectors, sampled.languages, sampled.words)
+    loss, _ = obj.loss(model, batch)
+    base = model.base_model
+    assert len(base.encoder.layer) == 2
+    states = base(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states[1]
+    expected = torch.mean((mean_pool(states, word) - sampled.vectors) ** 2)
+    torch.testing.assert_close(loss.float(), expected.float(), rtol=1e-5, atol=1e-6)

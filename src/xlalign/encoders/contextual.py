@@ -23,6 +23,7 @@ stay aligned with the input words) and are counted in :class:`WordVectorStats`.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 from collections.abc import Iterator, Sequence
@@ -105,6 +106,37 @@ def _find_layers(model: Any, depth: int) -> tuple[Any, str, Any]:
     name = found[0][0]
     parent = model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
     return parent, name.rsplit(".", 1)[-1], found[0][1]
+
+
+#: Architectures whose layer stack ends with layer ``N``'s own output (post-norm layers, no
+#: norm after the stack): running layers 1..l gives ``hidden_states[l]`` of the full model.
+_PLAIN_STACKS = frozenset({"bert", "roberta", "xlm-roberta", "camembert", "electra"})
+
+
+@contextlib.contextmanager
+def running_layers(model: Any, layer: int) -> Iterator[bool]:
+    """Within the block, ``model`` (a Hugging Face encoder) runs only its layers
+    1..``layer``: its layer list is swapped for a shorter one holding the same modules, so
+    parameters, gradients and optimiser state are untouched, and its ``last_hidden_state``
+    is ``hidden_states[layer]`` of the full model at ``layer/N`` of the cost.
+
+    Yields True when the stack was shortened; False (nothing changed, read
+    ``hidden_states[layer]`` of a full forward) for the last layer and for architectures
+    outside :data:`_PLAIN_STACKS`, whose stack may end with a norm of its own.
+    """
+    import torch
+
+    config = getattr(model, "config", None)
+    depth = encoder_depth(config) if config is not None else 0
+    if getattr(config, "model_type", None) not in _PLAIN_STACKS or not 1 <= layer < depth:
+        yield False
+        return
+    parent, attr, layers = _find_layers(model, depth)
+    setattr(parent, attr, torch.nn.ModuleList(list(layers)[:layer]))
+    try:
+        yield True
+    finally:
+        setattr(parent, attr, layers)
 
 
 def _supports_no_pooler(config: Any) -> bool:

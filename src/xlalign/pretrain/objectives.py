@@ -82,13 +82,47 @@ def _device(model: Any) -> torch.device:
 
 
 def _layer_states(model: Any, inputs: Mapping[str, torch.Tensor], layer: int) -> torch.Tensor:
+    """``hidden_states[layer]`` of ``model``'s encoder; only layers 1..``layer`` run where
+    the architecture allows (:func:`~xlalign.encoders.contextual.running_layers`)."""
+    from xlalign.encoders.contextual import running_layers
+
     enc = encoder_of(model)
-    out = enc(
-        input_ids=inputs["input_ids"],
-        attention_mask=inputs["attention_mask"],
-        output_hidden_states=True,
-    )
-    return out.hidden_states[layer]
+    kwargs = {k: inputs[k] for k in ("input_ids", "inputs_embeds", "attention_mask") if k in inputs}
+    with running_layers(enc, layer) as shortened:
+        if shortened:
+            return enc(**kwargs).last_hidden_state
+    return enc(**kwargs, output_hidden_states=True).hidden_states[layer]
+
+
+#: A batch of words encoded alone runs as this many forward passes over its rows sorted by
+#: length, each padded to its own longest word: on the embedded encoder's static spaces
+#: this cuts the padded tokens of a 1,024-word batch by a third (7,782 -> 5,069; 4,144 real).
+LENGTH_CHUNKS = 4
+
+
+def _pooled_words(model: Any, batch: Any, layer: int, device: torch.device) -> torch.Tensor:
+    """Mean-pooled layer-``layer`` states of a :class:`~.pairs.StaticBatch`'s words (each
+    encoded alone), row ``b`` for word ``b``; computed in :data:`LENGTH_CHUNKS` length-
+    sorted chunks with less padding (the same vectors up to float rounding)."""
+    from xlalign.pretrain.pairs import mean_pool
+
+    # One lookup of the whole batch: on the CPU, each lookup's backward fills a dense
+    # gradient of the whole embedding table (250k x 384 for e5: ~0.15 s a lookup).
+    embedded = encoder_of(model).get_input_embeddings()(batch.input_ids.to(device))
+    lengths = batch.attention_mask.sum(1)
+    order = torch.argsort(lengths, stable=True)
+    parts = []
+    for rows in order.tensor_split(min(LENGTH_CHUNKS, len(order))):
+        width = int(lengths[rows].max())
+        inputs = {
+            "inputs_embeds": embedded[rows.to(device), :width],
+            "attention_mask": batch.attention_mask[rows, :width].to(device),
+        }
+        states = _layer_states(model, inputs, layer)
+        parts.append(mean_pool(states, batch.word_mask[rows, :width].to(device, states.dtype)))
+    back = torch.empty_like(order)
+    back[order] = torch.arange(len(order))
+    return torch.cat(parts)[back.to(device)]
 
 
 class _Module(Objective, torch.nn.Module):
@@ -144,15 +178,9 @@ class StaticAlignment(_Module):
 
     def loss(self, model: Any, batch: Any) -> tuple[torch.Tensor, dict[str, float]]:
         from xlalign.pretrain import losses
-        from xlalign.pretrain.pairs import mean_pool
 
         dev = _device(model)
-        inputs = {
-            "input_ids": batch.input_ids.to(dev),
-            "attention_mask": batch.attention_mask.to(dev),
-        }
-        states = _layer_states(model, inputs, self.layer)
-        pooled = mean_pool(states, batch.word_mask.to(dev, states.dtype))
+        pooled = _pooled_words(model, batch, self.layer, dev)
         target = batch.vectors.to(dev)
         if self.correlation is None:
             return losses.mse_loss(pooled.float(), target.float()), {}
