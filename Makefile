@@ -33,7 +33,7 @@ $(STAMP): pyproject.toml | system-packages
 	touch $(STAMP)
 
 run: setup
-	$(BIN)/snakemake all --cores $(CORES) --configfile $(CONFIG)
+	$(BIN)/snakemake all --profile profiles/laptop --cores $(CORES) --configfile $(CONFIG)
 	@echo
 	@echo "results:      $$(pwd)/results/$$($(BIN)/python -c 'import yaml,sys; print(yaml.safe_load(open("$(CONFIG)"))["name"])')/"
 	@echo "tables:       $$(pwd)/results/$$($(BIN)/python -c 'import yaml,sys; print(yaml.safe_load(open("$(CONFIG)"))["name"])')/tables/tables.md"

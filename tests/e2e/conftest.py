@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from snakemake_runner import EMBEDDED_CONFIG_ARGS, embedded_config, snakemake
+from snakemake_runner import EMBEDDED_CONFIG_ARGS, LAPTOP_PROFILE, embedded_config, snakemake
 
 
 @pytest.fixture(scope="session")
@@ -27,7 +27,8 @@ def embedded_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         _check_reused(run)
         return run
     work = tmp_path_factory.mktemp("embedded")
-    snakemake(work, "--cores", "2", "all", *EMBEDDED_CONFIG_ARGS, timeout=3600)
+    # As `make run`: one thread per job, two jobs side by side (profiles/laptop).
+    snakemake(work, *LAPTOP_PROFILE, "--cores", "2", "all", *EMBEDDED_CONFIG_ARGS, timeout=3600)
     return work
 
 

@@ -26,6 +26,8 @@ EMBEDDED_CONFIGFILES = (
 )
 #: Command-line arguments that select them, for every Snakemake run on the embedded run.
 EMBEDDED_CONFIG_ARGS = ("--configfile", *map(str, EMBEDDED_CONFIGFILES))
+#: The profile `make run` uses on a few cores (one thread per job, jobs side by side).
+LAPTOP_PROFILE = ("--profile", str(ROOT / "profiles" / "laptop"))
 
 
 def _merged(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

@@ -43,7 +43,7 @@ def test_slurm_profile_needs_no_accounting_and_retries_with_attempt() -> None:
 
 
 def test_every_profile_entry_is_commented() -> None:
-    for name in ("slurm", "slurm-gpu"):
+    for name in ("slurm", "slurm-gpu", "laptop"):
         lines = (PROFILES / name / "config.yaml").read_text(encoding="utf-8").splitlines()
         for i, line in enumerate(lines):
             if not re.match(r"^[a-z][\w-]*:", line):
@@ -76,3 +76,13 @@ def test_mlflow_store_is_written_only_by_a_local_rule() -> None:
         p.name for p in scripts.glob("*.py") if "mlflow" in p.read_text(encoding="utf-8")
     )
     assert users in ([], ["track.py"]), users
+
+
+def test_laptop_profile_runs_every_multithreaded_rule_on_one_thread() -> None:
+    from xlalign.workflow.resources import THREADS
+
+    laptop = _profile("laptop")
+    want = {stage: 1 for stage, n in THREADS.items() if n > 1}
+    assert laptop["set-threads"] == want  # word_align (eflomal's two directions) keeps 2
+    assert "word_align" not in THREADS
+    assert "profiles/laptop" in (ROOT / "Makefile").read_text(encoding="utf-8")

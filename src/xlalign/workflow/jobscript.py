@@ -21,6 +21,8 @@ def job_logging(smk: Any) -> Iterator[logging.Logger]:
     threads = str(getattr(smk, "threads", 1) or 1)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, threads)
+    if "torch" in sys.modules:  # imported before the variables were set: tell it directly
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     stream = open(log_file, "a", encoding="utf-8", buffering=1) if log_file else sys.stderr  # noqa: SIM115
     old_stderr = sys.stderr
     sys.stderr = stream
