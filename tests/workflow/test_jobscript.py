@@ -1,0 +1,40 @@
+"""Job-script glue: a job's log gets its messages and its thread count reaches torch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+
+def test_job_logging_writes_the_log_and_sets_torch_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    from xlalign.workflow.jobscript import job_logging
+
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        monkeypatch.setenv(var, "3")  # as Snakemake's environment would have it
+    before = torch.get_num_threads()
+    smk = SimpleNamespace(log=[str(tmp_path / "job.log")], threads=3, rule="r", wildcards={"a": 1})
+    try:
+        with job_logging(smk) as log:
+            # torch was imported before the job set its variables: told directly
+            assert torch.get_num_threads() == 3
+            log.info("inside")
+    finally:
+        torch.set_num_threads(before)
+    text = (tmp_path / "job.log").read_text()
+    assert "rule r, wildcards {'a': 1}, threads 3" in text and "inside" in text
+
+
+def test_job_logging_logs_the_traceback_of_a_failed_job(tmp_path: Path) -> None:
+    from xlalign.workflow.jobscript import job_logging
+
+    smk = SimpleNamespace(log=[str(tmp_path / "job.log")], threads=1, rule="r", wildcards={})
+    with pytest.raises(ValueError, match="bad input"), job_logging(smk):
+        raise ValueError("bad input")
+    text = (tmp_path / "job.log").read_text()
+    assert "job failed" in text and "ValueError: bad input" in text
