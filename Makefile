@@ -8,15 +8,22 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.xlalign-installed
 CORES ?= 2
 CONFIG ?= config/config.yaml
+# The arguments of every Snakemake call of `make run`, the report's included.
+SNAKEMAKE_ARGS = --profile profiles/laptop --cores $(CORES) --configfile $(CONFIG)
+# The configuration's `name` (results/<name>/), from the last of $(CONFIG) that sets it;
+# read with the venv's Python, so only in recipes that run after `setup`.
+NAME = $(shell $(BIN)/python -c 'import sys, yaml; names = [(yaml.safe_load(open(f)) or {}).get("name") for f in sys.argv[1:]]; print([n for n in names if n][-1])' $(CONFIG))
+RESULTS = $(CURDIR)/results/$(NAME)
 
 .PHONY: run test test-fast setup lint system-packages clean-results
 
 setup: $(STAMP)
 
 # Debian packages: ICU headers + pkg-config to build PyICU; dpkg/apt for the embedded
-# resources (LibreOffice help, FreeDict). Installed only when missing.
+# resources (LibreOffice help, FreeDict); headless Chromium for the test that opens the
+# Snakemake report (tests/e2e/test_report.py). Installed only when missing.
 system-packages:
-	@missing=""; for p in libicu-dev pkg-config; do \
+	@missing=""; for p in libicu-dev pkg-config chromium; do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
@@ -32,14 +39,18 @@ $(STAMP): pyproject.toml | system-packages
 	$(BIN)/pip install -q -e ".[dev]"
 	touch $(STAMP)
 
+# The workflow, then its Snakemake report: one self-contained HTML file (the results are
+# embedded; see workflow/report/README.md), written only once every job has finished.
 run: setup
-	$(BIN)/snakemake all --profile profiles/laptop --cores $(CORES) --configfile $(CONFIG)
+	$(BIN)/snakemake all $(SNAKEMAKE_ARGS)
+	$(BIN)/snakemake all $(SNAKEMAKE_ARGS) --report $(RESULTS)/report.html
 	@echo
-	@echo "results:      $$(pwd)/results/$$($(BIN)/python -c 'import yaml,sys; print(yaml.safe_load(open("$(CONFIG)"))["name"])')/"
-	@echo "tables:       $$(pwd)/results/$$($(BIN)/python -c 'import yaml,sys; print(yaml.safe_load(open("$(CONFIG)"))["name"])')/tables/tables.md"
-	@echo "zero-shot:    $$(pwd)/results/$$($(BIN)/python -c 'import yaml,sys; print(yaml.safe_load(open("$(CONFIG)"))["name"])')/tables/zeroshot.md"
-	@echo "MLflow store: $$(pwd)/results/mlflow.db"
-	@echo "  browse it:  $(BIN)/mlflow ui --backend-store-uri sqlite:///$$(pwd)/results/mlflow.db"
+	@echo "results:      $(RESULTS)/"
+	@echo "tables:       $(RESULTS)/tables/tables.md"
+	@echo "zero-shot:    $(RESULTS)/tables/zeroshot.md"
+	@echo "MLflow store: $(CURDIR)/results/mlflow.db"
+	@echo "  browse it:  $(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/results/mlflow.db"
+	@echo "report:       $(RESULTS)/report.html"
 
 test: setup
 	$(BIN)/pytest

@@ -5,6 +5,11 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
+# `snakemake --report results/<name>/report.html`: this page first, then the results
+# flagged with report() in the rules, by category (workflow/report/README.md).
+report: "workflow/report/workflow.rst"
+
+
 # Shared helpers first, by concern: set-up (the library's path, the configuration,
 # validated before any job runs: `--configfile` *replaces* the embedded default
 # config/config.yaml instead of being merged into it; constants, wildcard constraints),
@@ -27,6 +32,7 @@ include: "workflow/rules/labelled.smk"
 include: "workflow/rules/pretrain.smk"
 include: "workflow/rules/zeroshot.smk"
 include: "workflow/rules/track.smk"
+include: "workflow/rules/results.smk"
 
 
 rule all:

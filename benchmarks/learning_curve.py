@@ -49,8 +49,10 @@ reported over all test source words (``oov: miss``, a word out of the vocabulary
 wrong) and over the covered ones (``oov: skip``, MUSE's convention), with the coverage.
 
 Each (language, size, method) space, each mapping and each evaluation is a checkpoint: a
-re-run skips what is done. Results: ``<out>/learning_curve.json`` and ``.md`` (atomically,
-after every cell), logging to stderr.
+re-run skips what is done. Results: ``<out>/learning_curve.json`` and ``.md``, and the
+figure ``.png`` / ``.svg`` (P@1 NN of the unmapped spaces, OOV counted wrong, by segmented
+sentences; :func:`xlalign.reporting.plots.learning_curve`), atomically after every cell;
+logging to stderr.
 
 ``--root`` is a checkout where the embedded default's resources (``make run``) and its
 dictionary split are built. Sizes are ``corpus.max_sentences`` values; 4000 to 40000 give
@@ -90,6 +92,7 @@ from xlalign.corpus.sources import iter_sources
 from xlalign.corpus.vocab import Vocab, build_vocab, read_vocab, write_vocab
 from xlalign.evaluation.bli import bli_direction
 from xlalign.mapping.hub import map_to_hub
+from xlalign.reporting.plots import learning_curve, learning_curve_from_summary
 from xlalign.static.aggregation import aggregate_vectors, save_aggregated
 from xlalign.static.spaces import save_space
 from xlalign.static.teacher import TeacherCache, build_teacher_cache
@@ -576,6 +579,8 @@ class Bench:
                 fh.write(f"## {title}\n\n")
                 fh.write(markdown_table(rows, list(self.test), self.langs, kind))
                 fh.write("\n")
+        sizes, curves, xlabel = learning_curve_from_summary(summary)
+        learning_curve(sizes, curves, self.out / "learning_curve", xlabel=xlabel)
 
 
 METHOD_ORDER = [

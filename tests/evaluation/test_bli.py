@@ -9,13 +9,17 @@ import pytest
 import torch
 
 from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.io import read_json
 from xlalign.evaluation.bli import (
+    bli_record,
     csls_penalties,
     evaluate_bli,
     random_baseline,
     read_dictionary,
     unit_rows,
 )
+from xlalign.reporting.examples import bli_query_hits
+from xlalign.static.vectors import write_vec
 
 
 def _brute(src, sv, tgt, tv, dic, k):
@@ -248,3 +252,46 @@ def test_input_errors_name_counts() -> None:
         evaluate_bli(["a"], v[:1], ["b"], v[:1], {"a": ["b"]}, oov="drop")
     with pytest.raises(ConfigError, match="csls_k"):
         evaluate_bli(["a"], v[:1], ["b"], v[:1], {"a": ["b"]}, retrieval="csls", csls_k=0)
+
+
+# --------------------------------------------------------------------------- records
+
+#: The keys of a retrieval's scores before per-query hits were recorded.
+_SCORE_KEYS = {
+    "p@1", "p@5", "p@10", "mrr", "retrieval", "csls_k", "oov", "evaluated", "total",
+    "denominator", "coverage", "pairs_total", "pairs_in_vocab", "pair_coverage",
+    "skipped_src_oov", "skipped_gold_oov",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("oov", ["skip", "miss"])
+def test_bli_record_keeps_per_query_hits(tmp_path: Path, oov: str) -> None:
+    rng = np.random.default_rng(1)
+    en = [f"e{i}" for i in range(40)]
+    de = [f"d{i}" for i in range(30)]
+    ev = rng.normal(size=(40, 8))
+    dv = ev[:30] + 0.9 * rng.normal(size=(30, 8))
+    write_vec(en, ev, tmp_path / "en.vec")
+    write_vec(de, dv, tmp_path / "de.vec")
+    dics = {"en-de": tmp_path / "en-de.txt", "de-en": tmp_path / "de-en.txt"}
+    # e40.., d30.. are out of vocabulary on the source side; d30.. also as golds
+    dics["en-de"].write_text("".join(f"e{i} d{i}\n" for i in range(0, 44, 2)), "utf-8")
+    dics["de-en"].write_text("".join(f"d{i} e{i}\nd{i} e{i + 1}\n" for i in range(34)), "utf-8")
+    out = tmp_path / "record.json"
+    record = bli_record(
+        space_name="x2s-m", seed=1, language="de", hub="en", space=tmp_path / "de.vec",
+        hub_space=tmp_path / "en.vec", dictionaries=dics, out_path=out, oov=oov, device="cpu",
+    )  # fmt: skip
+    assert read_json(out) == record
+    for direction, path in dics.items():
+        res = record["results"][direction]
+        assert res["queries"].split(" ") == list(read_dictionary(path))
+        for retrieval in ("nn", "csls"):
+            scores = res[retrieval]
+            assert set(scores) == _SCORE_KEYS | {"hits@1", "hits@5", "hits@10"}
+            assert scores["hits@1"].count("-") == scores["total"] - scores["evaluated"] > 0
+            assert 0 < scores["p@1"] < scores["p@10"] < 1
+            for k in (1, 5, 10):
+                hits = bli_query_hits(record, direction, retrieval, k)
+                assert len(hits) == scores["denominator"]
+                assert hits.metric("hits").mean() == pytest.approx(scores[f"p@{k}"])

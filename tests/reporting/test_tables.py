@@ -269,7 +269,7 @@ def test_write_tables_files_csv_roundtrip_and_stats(tmp_path: Path) -> None:
     stems = ["table1", "table5", "table5_directions", "coverage_bli", "table2", "table6",
              "table7", "wordsim_simlex999", "coverage_wordsim_semeval17",
              "coverage_wordsim_simlex999"]  # fmt: skip
-    expected = [f"{s}.{ext}" for s in stems for ext in ("md", "csv")] + ["tables.md"]
+    expected = [f"{s}.{ext}" for s in stems for ext in ("md", "csv", "tex")] + ["tables.md"]
     assert stats["files"] == expected
     assert sorted(p.name for p in (tmp_path / "tables").iterdir()) == sorted(expected)
     assert stats["tables"]["table1"]["en-xx"]["averaged"] == ["de", "fr"]
@@ -282,7 +282,12 @@ def test_write_tables_files_csv_roundtrip_and_stats(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(back, t5.csv_frame(), check_exact=False)
     assert pd.isna(back.loc["Aggregation", "es"])
     md = (tmp_path / "tables" / "table1.md").read_text(encoding="utf-8")
-    assert "| X2S-MA      | 58.00 ± 2.83 | 68.00 ± 2.83 |" in md
+    # The best value of each column in bold (Markdown and LaTeX).
+    assert "| X2S-MA      | **58.00 ± 2.83** | **68.00 ± 2.83** |" in md
+    assert "| X2S-M       |     51.00 ± 1.41 |     61.00 ± 1.41 |" in md
+    tex = (tmp_path / "tables" / "table1.tex").read_text(encoding="utf-8")
+    assert r"X2S-MA & \textbf{58.00 $\pm$ 2.83} & \textbf{68.00 $\pm$ 2.83} \\" in tex
+    assert r"\toprule" in tex and r"\bottomrule" in tex
     all_md = (tmp_path / "tables" / "tables.md").read_text(encoding="utf-8")
     for stem in stems:
         assert stats["tables"][stem]["caption"] in all_md

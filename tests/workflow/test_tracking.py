@@ -58,6 +58,13 @@ def test_split_stats() -> None:
     assert curves == {"curve.loss": [3.0, 2.5, 2.0]}
 
 
+def test_split_stats_leaves_per_example_bli_data_in_the_file() -> None:
+    rec = {"results": {"en-de": {"queries": "a b", "csls": {"p@1": 0.5, "hits@1": "10"}}}}
+    metrics, params, _ = split_stats(rec)
+    assert metrics == {"results.en-de.csls.p_1": 0.5}
+    assert params == {}
+
+
 def test_read_benchmark(tmp_path: Path) -> None:
     b = tmp_path / "b.tsv"
     b.write_text("s\th:m:s\tmax_rss\tmean_load\n1.5\t0:00:01\t120.3\tNA\n", encoding="utf-8")

@@ -97,6 +97,17 @@ rule tables:
         ],
     output:
         md=f"{RES}/tables/tables.md",
+        # The same tables as a page for the Snakemake report (workflow/report/README.md).
+        html=report(
+            f"{RES}/tables/tables.html",
+            caption="../report/tables.rst",
+            category="Lexical",
+            subcategory="Tables",
+            labels={
+                "tables": "1, 2, 5, 6, 7 (BLI, word similarity)",
+                "seeds": ", ".join(map(str, SEEDS)),
+            },
+        ),
         # Not `stats`: the tables' own summary, not a job to mirror into MLflow.
         summary=f"{RES}/tables/tables.json",
     log:

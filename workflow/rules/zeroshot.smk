@@ -105,6 +105,18 @@ rule zeroshot_tables:
         ],
     output:
         md=f"{RES}/tables/zeroshot.md",
+        # The same tables as a page for the Snakemake report (workflow/report/README.md).
+        html=report(
+            f"{RES}/tables/zeroshot.html",
+            caption="../report/zeroshot.rst",
+            category="Zero-shot",
+            subcategory="Tables",
+            labels={
+                "tables": "3, 8-12 (tasks, languages), retrieval by layer",
+                "models": len(ZS_FT_ENCODERS),
+                "fine-tuning seeds": ", ".join(map(str, ZS_SEEDS)),
+            },
+        ),
         # Not `stats`: the tables' own summary, not a job to mirror into MLflow.
         summary=f"{RES}/tables/zeroshot.json",
     log:

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from xlalign.core.io import read_json, write_json
+from xlalign.reporting.html import write_html
 from xlalign.reporting.tables import bli_test_sets, load_records, write_tables
 from xlalign.workflow.jobscript import job_logging
 
@@ -26,4 +27,5 @@ with job_logging(snakemake):
             "reason": s["reason"],
         }
     written["selection"] = selection
+    write_html(snakemake.output.md, snakemake.output.html)
     write_json(snakemake.output.summary, written)

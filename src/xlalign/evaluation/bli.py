@@ -34,6 +34,14 @@ Over files, :func:`bli_record` evaluates one language against the hub in both di
 mapped language is scored in the pair's own mapped spaces, as VecMap's
 ``eval_translation.py`` does (``xlalign.mapping.pairs`` builds them); the hub space,
 where all languages share English's normalised space, gives a separately named figure.
+
+Each direction of a record also keeps its queries, so that two spaces can be compared
+query by query (a paired bootstrap, :mod:`xlalign.reporting.significance`): ``queries``,
+the dictionary's source words in file order joined by single spaces (MUSE words hold no
+whitespace), and per retrieval method and k a string ``hits@k`` of one mark per query:
+"1" correct at k, "0" not, "-" not evaluated (out of vocabulary). Strings, not lists, to
+keep the indented JSON records short; ``xlalign.reporting.examples.bli_query_hits``
+reads them back.
 """
 
 from __future__ import annotations
@@ -56,6 +64,8 @@ from xlalign.static.vectors import Space, load_space
 
 RETRIEVALS = ("nn", "csls")
 OOV_POLICIES = ("skip", "miss")
+#: The mark of a query that was not evaluated, in a direction's ``hits@k`` string.
+HITS_NOT_EVALUATED = "-"
 
 #: Scores held at once per block when ``batch_size`` is not given (float32).
 _BLOCK_BYTES = 256 << 20
@@ -373,6 +383,25 @@ def evaluate_bli(
     )
 
 
+def hits_key(k: int) -> str:
+    """The key of the per-query hits at ``k`` in a direction's scores (``"hits@1"``)."""
+    return f"hits@{k}"
+
+
+def query_hits(result: BLIResult, queries: Sequence[str], ks: Sequence[int]) -> dict[str, str]:
+    """Per-query marks at each k, one character per word of ``queries`` (the dictionary's
+    source words): "1" when a gold translation is among the k nearest, "0" when not,
+    :data:`HITS_NOT_EVALUATED` when the word was not evaluated (out of vocabulary)."""
+    out = {}
+    for k in ks:
+        marks = []
+        for word in queries:
+            rank = result.ranks.get(word)
+            marks.append(HITS_NOT_EVALUATED if rank is None else "1" if rank <= k else "0")
+        out[hits_key(k)] = "".join(marks)
+    return out
+
+
 def random_baseline(n_targets: int, ks: Sequence[int] = (1, 5, 10), golds: float = 1.0) -> dict:
     """Expected P@k of a random ranking with about ``golds`` gold translations per word."""
     return {f"p@{k}": min(1.0, k * golds / max(n_targets, 1)) for k in ks}
@@ -394,8 +423,10 @@ def bli_direction(
 ) -> dict[str, Any]:
     """BLI from ``query`` into ``target`` on one dictionary file, per retrieval method.
 
-    An empty dictionary, or one without a pair in the vocabularies, gives ``skipped`` and
-    the reason instead of scores (whatever ``oov``).
+    Returns ``dictionary``, ``queries`` (the dictionary's source words, space-joined) and
+    per retrieval method its :meth:`BLIResult.as_dict` plus the per-query ``hits@k``
+    marks (:func:`query_hits`). An empty dictionary, or one without a pair in the
+    vocabularies, gives ``skipped`` and the reason instead of scores (whatever ``oov``).
     """
     if not read_pairs(dictionary):
         return {"skipped": f"{dictionary} is empty"}
@@ -408,7 +439,7 @@ def bli_direction(
             "skipped": f"{dictionary}: none of its {len(dic)} source words has both sides "
             f"in the vocabularies",
         }
-    out: dict[str, Any] = {"dictionary": str(dictionary)}
+    out: dict[str, Any] = {"dictionary": str(dictionary), "queries": " ".join(dic)}
     for retrieval in retrievals:
         res = evaluate_bli(
             *query,
@@ -420,7 +451,7 @@ def bli_direction(
             oov=oov,
             device=device,
         )
-        out[retrieval] = res.as_dict()
+        out[retrieval] = {**res.as_dict(), **query_hits(res, list(dic), ks)}
     return out
 
 

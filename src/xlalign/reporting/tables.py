@@ -32,6 +32,7 @@ import pandas as pd
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_open, read_json
 from xlalign.evaluation.wordsim import COMPOSED_SUFFIX
+from xlalign.reporting.formats import best_cells, bold_markdown, to_latex
 
 Record = Mapping[str, Any]
 
@@ -105,8 +106,19 @@ class Table:
     footnotes: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)  # what was averaged, for stats
 
+    def best(self) -> set[tuple[object, object]]:
+        """Each column's best cell (none in coverage tables: counts, not scores)."""
+        if self.name.startswith("coverage"):
+            return set()
+        return best_cells(self.values)
+
     def to_markdown(self) -> str:
-        return to_markdown(self.frame, self.caption, self.footnotes)
+        return to_markdown(bold_markdown(self.frame, self.best()), self.caption, self.footnotes)
+
+    def to_latex(self) -> str:
+        return to_latex(
+            self.frame, self.caption, self.footnotes, best=self.best(), label=f"tab:{self.name}"
+        )
 
     def csv_frame(self) -> pd.DataFrame:
         """Numbers for the CSV: space id, means (``<col> std`` beside them with seeds > 1)."""
@@ -1126,7 +1138,8 @@ def write_tables(
     measure: str | None = None,
     test_sets: str = "MUSE",
 ) -> dict[str, Any]:
-    """Write ``<table>.md``/``.csv`` per table and ``tables.md`` with all, atomically.
+    """Write ``<table>.md``/``.csv``/``.tex`` per table and ``tables.md`` with all,
+    atomically; each column's best value is in bold (Markdown and LaTeX).
 
     Returns a summary for a stats file: the files written and, per table, its rows,
     columns and what its averages cover.
@@ -1166,7 +1179,9 @@ def write_tables(
         with atomic_open(out / f"{table.name}.md") as fh:
             fh.write(md)
         table.write_csv(out / f"{table.name}.csv")
-        files += [f"{table.name}.md", f"{table.name}.csv"]
+        with atomic_open(out / f"{table.name}.tex") as fh:
+            fh.write(table.to_latex())
+        files += [f"{table.name}.md", f"{table.name}.csv", f"{table.name}.tex"]
         parts += ["", md.rstrip("\n")]
         summary[table.name] = {
             "caption": table.caption,

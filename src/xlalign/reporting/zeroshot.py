@@ -30,6 +30,7 @@ import pandas as pd
 from xlalign.core.errors import InputError
 from xlalign.core.io import PathLike, atomic_open, read_json, write_json
 from xlalign.evaluation.tasks.registry import task_info
+from xlalign.reporting.formats import best_cells, bold_markdown, leading_numbers, to_latex
 from xlalign.reporting.tables import MISSING, to_markdown
 
 DECIMALS = 2
@@ -317,8 +318,8 @@ def write_zeroshot_tables(
     tasks: Sequence[str],
     retrieval_sets: Sequence[str],
 ) -> dict[str, Any]:
-    """Write the zero-shot tables (Markdown with every table, a CSV per table) and their
-    summary JSON; returns the summary."""
+    """Write the zero-shot tables (Markdown with every table, a CSV and a LaTeX file per
+    table, each column's best value in bold) and their summary JSON; returns the summary."""
     run_recs = load_runs(runs)
     ret_recs = [read_json(p) for p in retrieval]
     out_dir = Path(md_path).parent
@@ -326,10 +327,13 @@ def write_zeroshot_tables(
     summary: dict[str, Any] = {"tables": {}}
 
     def emit(name: str, frame: pd.DataFrame, caption: str, notes: list[str], meta: Any) -> None:
-        md = to_markdown(frame, caption, notes)
+        best = best_cells(leading_numbers(frame))
+        md = to_markdown(bold_markdown(frame, best), caption, notes)
         parts.extend([md.rstrip("\n"), ""])
         with atomic_open(out_dir / f"zeroshot_{name}.csv") as fh:
             frame.to_csv(fh, lineterminator="\n")
+        with atomic_open(out_dir / f"zeroshot_{name}.tex") as fh:
+            fh.write(to_latex(frame, caption, notes, best=best, label=f"tab:zeroshot-{name}"))
         summary["tables"][name] = {"caption": caption, "footnotes": notes, **(meta or {})}
 
     frame, notes, meta = summary_table(

@@ -896,6 +896,11 @@ STAGES: dict[str, Callable[[Job], Need]] = {
     "finetune": _finetune,
     "retrieve": _retrieve,
     "zeroshot_tables": _fixed(500, 10),
+    # Significance tests over per-example predictions (1,000 resamples of at most a few
+    # hundred thousand items) and matplotlib figures; the MLflow mirror of their numbers.
+    "statistics": _fixed(1500, 30),
+    "plots": _fixed(800, 10),
+    "track_results": _fixed(800, 10),
     "pretrain": _pretrain,
     "pretrain_text": _sample,
     **{name: _download(name) for name in DOWNLOAD_MB},

@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 TAG = "xlalign."
 _BAD_NAME = re.compile(r"[^A-Za-z0-9_\-. /:]")
 MAX_PARAM_LEN = 6000
+#: Keys of per-example data in a job's stats, not mirrored (xlalign.evaluation.bli).
+_PER_EXAMPLE = re.compile(r"(^|\.)(queries|hits@\d+)$")
 
 
 @dataclass(frozen=True)
@@ -87,11 +89,15 @@ def flatten(d: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]
 def split_stats(
     stats: Mapping[str, Any],
 ) -> tuple[dict[str, float], dict[str, str], dict[str, list[float]]]:
-    """Numeric leaves become metrics, other scalars params; ``curves`` become histories."""
+    """Numeric leaves become metrics, other scalars params; ``curves`` become histories.
+    Per-example data (a BLI direction's ``queries`` and ``hits@k`` marks) stay in the
+    file: they are neither."""
     metrics: dict[str, float] = {}
     params: dict[str, str] = {}
     curves: dict[str, list[float]] = {}
     for key, value in flatten({k: v for k, v in stats.items() if k != "curves"}):
+        if _PER_EXAMPLE.search(key):
+            continue
         if isinstance(value, bool) or value is None or isinstance(value, str):
             params[_clean(key)] = str(value)[:MAX_PARAM_LEN]
         elif isinstance(value, int | float):
@@ -259,5 +265,102 @@ def mirror(
                 "action": "replaced" if old is not None else "created",
             }
         client.set_terminated(parent_id)
+    write_json(summary_path, summary)
+    return summary
+
+
+#: The tag value of ``seed`` on the parent run that holds a configuration's aggregates.
+ALL_SEEDS = "all"
+
+
+def aggregate_metrics(statistics: Mapping[str, Any]) -> dict[str, float]:
+    """MLflow metrics from the statistics summary (xlalign.reporting.statistics): every
+    cell's mean and spreads (``<table>.<row>.<column>.mean|sd_pretrain|sd_finetune|
+    n_pretrain|n_finetune``) and every pooled test (``test.<table>.<model>_vs_<baseline>.
+    <column>.difference|p|p_adjusted``)."""
+    out: dict[str, float] = {}
+    for table, spec in (statistics.get("tables") or {}).items():
+        for row, cols in (spec.get("cells") or {}).items():
+            for col, cell in cols.items():
+                for key in ("mean", "sd_pretrain", "sd_finetune", "n_pretrain", "n_finetune"):
+                    v = cell.get(key)
+                    if isinstance(v, int | float) and math.isfinite(float(v)):
+                        out[_clean(f"{table}.{row}.{col}.{key}")] = float(v)
+        for test in spec.get("tests") or []:
+            if test.get("language") != "all":
+                continue
+            stem = f"test.{table}.{test['model']}_vs_{test['baseline']}.{test['column']}"
+            for key, name in (("difference", "difference"), ("p", "p"), ("p_adjusted", "p_adj")):
+                v = test.get(key)
+                if isinstance(v, int | float) and math.isfinite(float(v)):
+                    out[_clean(f"{stem}.{name}")] = float(v)
+    return out
+
+
+def mirror_aggregates(
+    *,
+    statistics: PathLike,
+    artifacts: Mapping[str, PathLike],
+    uri: str,
+    experiment: str,
+    artifact_location: PathLike,
+    parent_name: str,
+    parent_tags: Mapping[str, str],
+    summary_path: PathLike,
+) -> dict[str, Any]:
+    """The configuration's aggregates on its own parent run (tag ``seed`` = ``all``,
+    beside the per-seed parents): the statistics' metrics (:func:`aggregate_metrics`) and
+    the tables and figures as artifacts (``artifacts``: artifact folder -> file or folder).
+    Re-running replaces the metrics' values and the artifacts."""
+    from mlflow.entities import Metric, RunTag
+    from mlflow.tracking import MlflowClient
+
+    uri = resolve_uri(uri)
+    lock = (
+        Path(uri[len("sqlite:///") :]).with_suffix(".lock")
+        if uri.startswith("sqlite:///")
+        else Path(summary_path).with_suffix(".lock")
+    )
+    metrics = aggregate_metrics(read_json(statistics))
+    with store_lock(lock):
+        client = MlflowClient(uri)
+        exp = client.get_experiment_by_name(experiment)
+        exp_id = (
+            client.create_experiment(
+                experiment, artifact_location=Path(artifact_location).resolve().as_uri()
+            )
+            if exp is None
+            else exp.experiment_id
+        )
+        tags = {f"{TAG}{k}": str(v) for k, v in {**parent_tags, "seed": ALL_SEEDS}.items()}
+        filt = (
+            f"tags.`{TAG}config_hash` = '{tags[f'{TAG}config_hash']}' and "
+            f"tags.`{TAG}seed` = '{ALL_SEEDS}' and tags.`{TAG}kind` = 'parent'"
+        )
+        found = client.search_runs([exp_id], filter_string=filt, max_results=1)
+        if found:
+            run_id = found[0].info.run_id
+        else:
+            run_id = client.create_run(
+                exp_id, run_name=parent_name, tags={**tags, f"{TAG}kind": "parent"}
+            ).info.run_id
+        client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()])
+        ts = int(Path(statistics).stat().st_mtime * 1000)
+        items = [Metric(k, v, ts, 0) for k, v in sorted(metrics.items())]
+        for i in range(0, len(items), 1000):
+            client.log_batch(run_id, metrics=items[i : i + 1000])
+        logged = []
+        for folder, path in artifacts.items():
+            p = Path(path)
+            if p.is_dir():
+                client.log_artifacts(run_id, str(p), artifact_path=folder)
+            elif p.is_file():
+                client.log_artifact(run_id, str(p), artifact_path=folder)
+            else:
+                continue
+            logged.append(folder)
+        client.set_terminated(run_id)
+    summary = {"uri": uri, "experiment": experiment, "run_id": run_id, "metrics": len(metrics)}
+    summary["artifacts"] = logged
     write_json(summary_path, summary)
     return summary

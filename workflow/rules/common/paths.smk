@@ -475,6 +475,17 @@ def zeroshot_targets():
     return [rules.zeroshot_tables.output.md]
 
 
+def results_targets():
+    """The statistics tables and the figures (whenever BLI or zero-shot results exist),
+    and their MLflow mirror."""
+    if not (SPACES and OTHERS) and not (ZS_TASKS or ZS_RETRIEVAL):
+        return []
+    out = [rules.statistics.output.md, rules.plots.output.plots]
+    if config["tracking"]["enabled"]:
+        out.append(rules.track_results.output.summary)
+    return out
+
+
 def all_targets():
     targets = [
         output_path(rules.segment, "txt", sseed=sseed, lang=lang)
@@ -492,6 +503,7 @@ def all_targets():
     targets += lexical_targets()
     targets += wordalign_targets()
     targets += zeroshot_targets()
+    targets += results_targets()
     if config["tracking"]["enabled"]:
         targets += [output_path(rules.track, "summary", seed=seed) for seed in SEEDS]
     return targets
