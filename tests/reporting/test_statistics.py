@@ -229,3 +229,28 @@ def test_same_inputs_same_pvalues_and_files_written(tmp_path: Path) -> None:
     tests = (out / "table3_statistics_tests.csv").read_text(encoding="utf-8").splitlines()
     assert tests[0] == "table,column,language,model,baseline,test,n,difference,p,p_adjusted"
     assert len(tests) == 1 + 3 * 3  # 3 columns x (all, de, ru)
+
+
+def test_std_band_table_marks_one_std_differences_as_002() -> None:
+    from xlalign.reporting.statistics import std_band_table
+
+    def cell(per_pt: dict) -> dict:
+        return {"x": Cell(per_pt).as_dict()}
+
+    cells = {
+        BASE: cell({None: [70.0, 72.0]}),  # mean 71, std 1.41: band 69.59-72.41
+        "up": cell({1: [74.0], 2: [75.0]}),
+        "same": cell({1: [72.0]}),
+        "down": cell({1: [60.0, 61.0]}),
+    }
+    t = std_band_table(cells, BASE)
+    col = t.frame["x"]
+    assert col[BASE] == "71.00 ± 1.41 (n=2)"
+    assert col["up"] == "74.50 ± 0.71 (n=2) ↑"
+    assert col["same"] == "72.00 (n=1)"
+    assert col["down"] == "60.50 ± 0.71 (n=2) ↓"
+    assert t.best() == {("up", "x")}
+    # One baseline run: no std, no marks, and a footnote says why.
+    lone = std_band_table({BASE: cell({None: [70.0]}), "up": cell({1: [99.0]})}, BASE)
+    assert lone.frame["x"]["up"] == "99.00 (n=1)"
+    assert "fewer than two runs" in lone.footnotes[-1]

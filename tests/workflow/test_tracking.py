@@ -146,3 +146,87 @@ def test_concurrent_writers_do_not_corrupt_or_duplicate(tmp_path: Path) -> None:
             seed = int(r.data.tags["xlalign.seed"])
             i = int(r.data.tags["xlalign.job"].split("/")[1])
             assert r.data.metrics["value"] == i * seed
+
+
+def test_aggregates_on_their_own_parent_with_artifacts(tmp_path: Path) -> None:
+    from xlalign.workflow.tracking import aggregate_metrics, mirror_aggregates
+
+    stats = _write(
+        tmp_path / "statistics.json",
+        {
+            "tables": {
+                "table3_statistics": {
+                    "cells": {
+                        "mlm": {
+                            "POS (accuracy)": {
+                                "mean": 71.0,
+                                "sd_pretrain": 0.5,
+                                "sd_finetune": None,
+                                "n_pretrain": 2,
+                                "n_finetune": 1,
+                            }
+                        }
+                    },
+                    "tests": [
+                        {
+                            "model": "mlm",
+                            "baseline": "e5",
+                            "column": "POS (accuracy)",
+                            "language": "all",
+                            "difference": -1.0,
+                            "p": 0.01,
+                            "p_adjusted": 0.02,
+                        },
+                        {  # per-language tests stay in the files
+                            "model": "mlm",
+                            "baseline": "e5",
+                            "column": "POS (accuracy)",
+                            "language": "de",
+                            "difference": -2.0,
+                            "p": 0.2,
+                            "p_adjusted": 0.4,
+                        },
+                    ],
+                }
+            }
+        },
+    )
+    # MLflow names: characters outside [A-Za-z0-9_-. /:] become "_".
+    want = {
+        "table3_statistics.mlm.POS _accuracy_.mean": 71.0,
+        "table3_statistics.mlm.POS _accuracy_.sd_pretrain": 0.5,
+        "table3_statistics.mlm.POS _accuracy_.n_pretrain": 2.0,
+        "table3_statistics.mlm.POS _accuracy_.n_finetune": 1.0,
+        "test.table3_statistics.mlm_vs_e5.POS _accuracy_.difference": -1.0,
+        "test.table3_statistics.mlm_vs_e5.POS _accuracy_.p": 0.01,
+        "test.table3_statistics.mlm_vs_e5.POS _accuracy_.p_adj": 0.02,
+    }
+    assert aggregate_metrics(json.loads(stats.read_text())) == want
+    plots = tmp_path / "plots"
+    _write(plots / "figures.json", {})
+    (plots / "a.png").write_bytes(b"\x89PNG")
+
+    def run() -> dict:
+        return mirror_aggregates(
+            statistics=stats,
+            artifacts={"plots": plots, "tables": stats, "absent": tmp_path / "none"},
+            uri=f"sqlite:///{tmp_path / 'mlflow.db'}",
+            experiment="xlalign/test",
+            artifact_location=tmp_path / "artifacts",
+            parent_name="test/all-seeds",
+            parent_tags={"config_hash": "abc123", "config_name": "test"},
+            summary_path=tmp_path / "aggregates.json",
+        )
+
+    first = run()
+    assert first["artifacts"] == ["plots", "tables"] and first["metrics"] == len(want)
+    _mirror(tmp_path, 1, [])  # a per-seed parent beside it
+    second = run()
+    assert second["run_id"] == first["run_id"]  # found again, not duplicated
+    runs = _runs(tmp_path)
+    agg = [r for r in runs if r.data.tags.get("xlalign.seed") == "all"]
+    assert len(agg) == 1 and agg[0].data.tags["xlalign.kind"] == "parent"
+    assert agg[0].data.metrics["test.table3_statistics.mlm_vs_e5.POS _accuracy_.p_adj"] == 0.02
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    files = {f.path for f in client.list_artifacts(agg[0].info.run_id, "plots")}
+    assert files == {"plots/a.png", "plots/figures.json"}

@@ -17,6 +17,7 @@ from xlalign.cli import (
     mapping,
     pretrain,
     resources,
+    results,
     static,
     wordalign,
     zeroshot,
@@ -49,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
         zeroshot.add_finetune,
         zeroshot.add_retrieve,
         pretrain.add_pretrain,
+        results.add_statistics,
+        results.add_plots,
         config.add_check_config,
         resources.add_download,
     ):

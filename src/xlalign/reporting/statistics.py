@@ -302,6 +302,26 @@ def _bootstrap(
     return res.test, res.n, 100.0 * res.difference, res.p_value
 
 
+def _compare(
+    models: Sequence[Model],
+    base_encoder: str,
+    column: str,
+    languages: Sequence[str],
+    test: Callable[[str, str, Sequence[str]], tuple[str, int, float, float] | None],
+) -> list[Comparison]:
+    """Every model against each of its baselines on one column: ``test(model, baseline,
+    languages)`` over all ``languages`` pooled, then over each language alone."""
+    names = [m.name for m in models]
+    out = []
+    for m in models:
+        for base in baselines_of(m, names, base_encoder):
+            for language in [None, *languages]:
+                done = test(m.name, base, languages if language is None else [language])
+                if done:
+                    out.append(Comparison("table3", column, language or "all", m.name, base, *done))
+    return out
+
+
 def correct(comparisons: list[Comparison], method: str) -> None:
     """Adjust the p-values of one table's comparisons together, in place."""
     if not comparisons:
@@ -396,21 +416,15 @@ def zeroshot_statistics(
                 vals = [_lang_mean(r["summary"]["per_language"]) for r in rs]
                 cell.per_pt[pt] = [v for v in vals if v is not None]
             cells[m.name][col] = cell
-        for m in models:
-            for base in baselines_of(m, names, base_encoder):
-                for language in [None, *col_langs[col]]:
-                    done = _test_task(
-                        task,
-                        by_model[m.name],
-                        by_model[base],
-                        col_langs[col] if language is None else [language],
-                        iterations=iterations,
-                        seed=seed,
-                    )
-                    if done:
-                        comparisons.append(
-                            Comparison("table3", col, language or "all", m.name, base, *done)
-                        )
+        comparisons += _compare(
+            models,
+            base_encoder,
+            col,
+            col_langs[col],
+            lambda m, b, langs, task=task, by_model=by_model: _test_task(
+                task, by_model[m], by_model[b], langs, iterations=iterations, seed=seed
+            ),
+        )
     for rset in retrieval_sets:
         info = task_info(rset)
         col = f"{info.title} (acc@1)"
@@ -429,20 +443,15 @@ def zeroshot_statistics(
             cells[m.name][col] = cell
             recs_of[m.name] = recs
         col_langs[col] = sorted(langs)
-        for m in models:
-            for base in baselines_of(m, names, base_encoder):
-                for language in [None, *col_langs[col]]:
-                    done = _test_retrieval(
-                        recs_of[m.name],
-                        recs_of[base],
-                        col_langs[col] if language is None else [language],
-                        iterations=iterations,
-                        seed=seed,
-                    )
-                    if done:
-                        comparisons.append(
-                            Comparison("table3", col, language or "all", m.name, base, *done)
-                        )
+        comparisons += _compare(
+            models,
+            base_encoder,
+            col,
+            col_langs[col],
+            lambda m, b, langs, recs_of=recs_of: _test_retrieval(
+                recs_of[m], recs_of[b], langs, iterations=iterations, seed=seed
+            ),
+        )
     correct([c for c in comparisons if c.language == "all"], correction)
     correct([c for c in comparisons if c.language != "all"], correction)
     main = [c for c in comparisons if c.language == "all"]
@@ -496,6 +505,70 @@ def zeroshot_statistics(
         cells={m: {c: cell.as_dict() for c, cell in cs.items()} for m, cs in cells.items()},
     )
     return stats, pvalue_table("table3_pvalues", main, columns, alpha, correction, base_encoder)
+
+
+ABOVE, BELOW = "↑", "↓"
+
+
+def std_band_table(
+    cells: Mapping[str, Mapping[str, Mapping[str, Any]]], base_encoder: str
+) -> StatTable:
+    """002's Table 1 shape: each model's mean ± sample std over all its runs (every
+    pre-training x fine-tuning seed), marked when the mean lies more than one standard
+    deviation of the baseline above (↑) or below (↓) the baseline's mean (002: "one
+    standard deviation above or below the mean of baseline"); no mark without a baseline
+    std (fewer than two baseline runs)."""
+    models = list(cells)
+    columns = [c for c in next(iter(cells.values()), {})]
+    base = cells.get(base_encoder, {})
+    rows, numbers = [], []
+    for m in models:
+        row, nums = [], []
+        for col in columns:
+            vals = [v for vs in cells[m][col]["values"].values() for v in vs]
+            if not vals:
+                row.append(MISSING)
+                nums.append(math.nan)
+                continue
+            mean = st.fmean(vals)
+            text = f"{mean:.{DECIMALS}f}"
+            if len(vals) > 1:
+                text += f" ± {st.stdev(vals):.{DECIMALS}f}"
+            text += f" (n={len(vals)})"
+            bvals = [v for vs in base.get(col, {}).get("values", {}).values() for v in vs]
+            if m != base_encoder and len(bvals) > 1:
+                bmean, bstd = st.fmean(bvals), st.stdev(bvals)
+                text += f" {ABOVE}" if mean > bmean + bstd else ""
+                text += f" {BELOW}" if mean < bmean - bstd else ""
+            row.append(text)
+            nums.append(mean)
+        rows.append(row)
+        numbers.append(nums)
+    index = pd.Index(models, name="Model")
+    frame = pd.DataFrame(rows, index=index, columns=columns)
+    values = pd.DataFrame(numbers, index=index, columns=columns, dtype=float)
+    n_base = max(
+        (sum(len(vs) for vs in c.get("values", {}).values()) for c in base.values()), default=0
+    )
+    notes = [
+        "Mean ± sample std over all runs of a model (n = pre-training x fine-tuning seeds, "
+        f"pooled, as 002 reports its 5 runs). {ABOVE}/{BELOW}: the mean is more than one "
+        f"standard deviation of {base_encoder}'s runs above/below {base_encoder}'s mean. "
+        "Best value per column in bold.",
+    ]
+    if n_base < 2:
+        notes.append(
+            f"No {ABOVE}/{BELOW} marks: {base_encoder} has fewer than two runs per column, so "
+            "no standard deviation to compare with (more `zeroshot.seeds` give one)."
+        )
+    return StatTable(
+        "table002_std",
+        "Zero-shot results as 002's Table 1 (mean ± std over runs, one-std differences marked).",
+        frame,
+        values,
+        notes,
+        [],
+    )
 
 
 def _base_tag(baseline: str, base_encoder: str) -> str:
@@ -775,7 +848,7 @@ def run_statistics(
             retrieval_sets=retrieval_sets,
             **opts,
         )
-        tables += [t3, t3p]
+        tables += [t3, t3p, std_band_table(t3.cells, base_encoder)]
     if not tables:
         raise InputError(f"{md_path}: no BLI, fine-tuning or retrieval results to test")
     summary = write_statistics(tables, Path(md_path).parent, md_path, summary_path)

@@ -159,6 +159,23 @@ def resolve_uri(uri: str, base: PathLike | None = None) -> str:
     return uri
 
 
+def _lock_path(uri: str, summary_path: PathLike) -> Path:
+    """The store's lock file: beside a sqlite store, else beside the summary."""
+    if uri.startswith("sqlite:///"):
+        return Path(uri[len("sqlite:///") :]).with_suffix(".lock")
+    return Path(summary_path).with_suffix(".lock")
+
+
+def _experiment_id(client: Any, experiment: str, artifact_location: PathLike) -> str:
+    """The id of ``experiment``, created (artifacts under ``artifact_location``) if new."""
+    exp = client.get_experiment_by_name(experiment)
+    if exp is not None:
+        return exp.experiment_id
+    return client.create_experiment(
+        experiment, artifact_location=Path(artifact_location).resolve().as_uri()
+    )
+
+
 def mirror(
     records: list[JobRecord],
     *,
@@ -179,21 +196,11 @@ def mirror(
     from mlflow.tracking import MlflowClient
 
     uri = resolve_uri(uri)
-    if uri.startswith("sqlite:///"):
-        lock = Path(uri[len("sqlite:///") :]).with_suffix(".lock")
-    else:
-        lock = Path(summary_path).with_suffix(".lock")
     summary: dict[str, Any] = {"uri": uri, "experiment": experiment, "children": {}}
-    with store_lock(lock):
+    with store_lock(_lock_path(uri, summary_path)):
         mlflow.set_tracking_uri(uri)
         client = MlflowClient(uri)
-        exp = client.get_experiment_by_name(experiment)
-        if exp is None:
-            exp_id = client.create_experiment(
-                experiment, artifact_location=Path(artifact_location).resolve().as_uri()
-            )
-        else:
-            exp_id = exp.experiment_id
+        exp_id = _experiment_id(client, experiment, artifact_location)
         tags = {f"{TAG}{k}": str(v) for k, v in parent_tags.items()}
         key_tags = {k: v for k, v in tags.items() if k in (f"{TAG}config_hash", f"{TAG}seed")}
         filt = " and ".join(f"tags.`{k}` = '{v}'" for k, v in key_tags.items())
@@ -316,22 +323,10 @@ def mirror_aggregates(
     from mlflow.tracking import MlflowClient
 
     uri = resolve_uri(uri)
-    lock = (
-        Path(uri[len("sqlite:///") :]).with_suffix(".lock")
-        if uri.startswith("sqlite:///")
-        else Path(summary_path).with_suffix(".lock")
-    )
     metrics = aggregate_metrics(read_json(statistics))
-    with store_lock(lock):
+    with store_lock(_lock_path(uri, summary_path)):
         client = MlflowClient(uri)
-        exp = client.get_experiment_by_name(experiment)
-        exp_id = (
-            client.create_experiment(
-                experiment, artifact_location=Path(artifact_location).resolve().as_uri()
-            )
-            if exp is None
-            else exp.experiment_id
-        )
+        exp_id = _experiment_id(client, experiment, artifact_location)
         tags = {f"{TAG}{k}": str(v) for k, v in {**parent_tags, "seed": ALL_SEEDS}.items()}
         filt = (
             f"tags.`{TAG}config_hash` = '{tags[f'{TAG}config_hash']}' and "
