@@ -254,3 +254,46 @@ def test_std_band_table_marks_one_std_differences_as_002() -> None:
     lone = std_band_table({BASE: cell({None: [70.0]}), "up": cell({1: [99.0]})}, BASE)
     assert lone.frame["x"]["up"] == "99.00 (n=1)"
     assert "fewer than two runs" in lone.footnotes[-1]
+
+
+def _bli_record(space: str, seed: int, lang: str, marks: str) -> dict:
+    words = " ".join(f"w{i}" for i in range(len(marks)))
+    hits = {"p@1": marks.count("1") / len(marks), "hits@1": marks, "oov": "skip"}
+    return {
+        "space": space,
+        "seed": seed,
+        "language": lang,
+        "hub": "en",
+        "results": {
+            f"en-{lang}": {"queries": words, "csls": hits},
+            f"{lang}-en": {"queries": words, "csls": hits},
+        },
+    }
+
+
+def test_bli_statistics_bootstrap_against_the_baseline_space() -> None:
+    from xlalign.reporting.statistics import bli_statistics
+
+    good, bad = "1" * 30 + "0" * 10, "1" * 5 + "0" * 35
+    records = [
+        _bli_record(space, seed, lang, marks)
+        for seed in (1, 2)
+        for lang in ("de", "ru")
+        for space, marks in (("x2s-ma", good), ("aggregate", bad), ("x2s-m", bad))
+    ]
+    t = bli_statistics(
+        records, spaces=["x2s-m", "x2s-ma", "aggregate"], baseline="aggregate", iterations=200
+    )
+    pooled = {(c.model, c.column): c for c in t.comparisons if c.language == "all"}
+    assert set(pooled) == {(s, d) for s in ("x2s-m", "x2s-ma") for d in ("en→xx", "xx→en")}
+    assert pooled[("x2s-ma", "en→xx")].difference == pytest.approx(62.5)
+    assert pooled[("x2s-ma", "en→xx")].n == 2 * 2 * 40  # (seed, language, query) items
+    assert pooled[("x2s-ma", "en→xx")].p_adjusted < 0.05
+    assert pooled[("x2s-m", "xx→en")].difference == 0 and pooled[("x2s-m", "xx→en")].p_value == 1
+    assert list(t.frame.index) == ["X2S-M", "X2S-MA", "Aggregation"]
+    assert t.frame.loc["X2S-MA", "en→xx"].startswith("75.00 ± 0.00 (n=2) (+62.50, p = ")
+    assert t.frame.loc["X2S-MA", "en→xx"].endswith("▲")
+    assert t.frame.loc["Aggregation", "en→xx"] == "12.50 ± 0.00 (n=2)"
+    # A baseline the run does not have: no tests, and a note says why.
+    none = bli_statistics(records, spaces=["x2s-m", "x2s-ma"], baseline="muse")
+    assert not none.comparisons and "'muse'" in none.footnotes[-1]

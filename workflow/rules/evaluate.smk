@@ -104,7 +104,7 @@ rule tables:
             category="Lexical",
             subcategory="Tables",
             labels={
-                "tables": "1, 2, 5, 6, 7 (BLI, word similarity)",
+                "tables": "1, 2, 5, 6, 7",
                 "seeds": ", ".join(map(str, SEEDS)),
             },
         ),

@@ -112,7 +112,7 @@ rule zeroshot_tables:
             category="Zero-shot",
             subcategory="Tables",
             labels={
-                "tables": "3, 8-12 (tasks, languages), retrieval by layer",
+                "tables": "3, 8-12, retrieval by layer",
                 "models": len(ZS_FT_ENCODERS),
                 "fine-tuning seeds": ", ".join(map(str, ZS_SEEDS)),
             },

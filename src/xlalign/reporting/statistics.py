@@ -51,7 +51,7 @@ from xlalign.evaluation.tasks.registry import task_info
 from xlalign.reporting import examples as ex
 from xlalign.reporting import significance as sig
 from xlalign.reporting.formats import best_cells, bold_markdown, to_latex
-from xlalign.reporting.tables import MISSING, to_markdown
+from xlalign.reporting.tables import MISSING, display_names, to_markdown
 
 log = logging.getLogger(__name__)
 
@@ -729,17 +729,20 @@ def bli_statistics(
             nums.append(math.nan if mean is None else mean)
         rows.append(row)
         numbers.append(nums)
-    index = pd.Index([s for s in spaces if s in hits], name="Model")
+    label = display_names([s for s in spaces if s in hits], None)
+    index = pd.Index([label[s] for s in spaces if s in hits], name="Model")
     frame = pd.DataFrame(rows, index=index, columns=columns)
     values = pd.DataFrame(numbers, index=index, columns=columns, dtype=float)
     caption = (
         f"BLI P@1 ({retrieval.upper()}) per direction over the test queries of all languages "
-        f"with significance against {baseline} (the paper's Table 1 shape)."
+        f"with significance against {display_names([baseline], None)[baseline]} (the paper's "
+        "Table 1 shape)."
     )
     notes = [
         "A cell: P@1 over all test queries of the languages each seed evaluated (a "
         "micro-average, unlike Table 1's mean over language pairs), mean ± sample std over "
-        f"seeds; (difference to {baseline}, p after {CORRECTION_NAMES[correction]}) "
+        f"seeds; (difference to {display_names([baseline], None)[baseline]}, p after "
+        f"{CORRECTION_NAMES[correction]}) "
         f"{UP}/{DOWN} when p < {alpha}. Paired bootstrap over (seed, language, query) items "
         f"both spaces evaluated, {iterations} resamples, two-sided; per-language p-values in "
         "the CSV.",
