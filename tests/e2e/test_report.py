@@ -26,7 +26,11 @@ from snakemake_runner import EMBEDDED_CONFIG_ARGS, LAPTOP_PROFILE, embedded_conf
 from xlalign.reporting.browser import dump_dom, screenshot
 
 #: Categories of the report by stage, and the table pages of each (workflow/report/README).
-TABLE_PAGES = {"Lexical": "tables/tables.html", "Zero-shot": "tables/zeroshot.html"}
+TABLE_PAGES = {
+    "Lexical": "tables/tables.html",
+    "Zero-shot": "tables/zeroshot.html",
+    "Significance": "tables/statistics.html",
+}
 
 PROBE = r"""
 (async function () {
@@ -219,7 +223,8 @@ def test_report_embeds_tables_with_captions_and_labels(report: Path) -> None:
 @pytest.mark.slow
 def test_report_in_chromium_shows_categories_tables_and_images(probe: dict[str, Any]) -> None:
     cfg = embedded_config()
-    assert {"Workflow", "Lexical", "Zero-shot"} <= set(probe["menu"]), probe["menu"]
+    menu = {"Workflow", "Lexical", "Zero-shot", "Significance", "Figures"}
+    assert menu <= set(probe["menu"]), probe["menu"]
     assert f"xlalign: {cfg['name']}" in probe["description"]
     # The results list of each category: the labels as columns, one row per result.
     lexical = probe["categories"]["Lexical"]["Tables"]
@@ -256,6 +261,12 @@ def test_report_in_chromium_shows_categories_tables_and_images(probe: dict[str, 
             for img in res["page"]["images"]:
                 assert img["width"] > 0, (path, img)
     assert probe["appImages"] and all(img["width"] > 0 for img in probe["appImages"])
+    # The figures: every plot of the run is an image result that loaded.
+    figures = [p for p, r in results.items() if "/plots/" in p and r["mime"] == "image/png"]
+    assert len(figures) >= 5, sorted(results)
+    # The statistics page: the Table 3 analogue with the original encoder's row.
+    _, stats = _result(results, TABLE_PAGES["Significance"])
+    assert any(row[0] == cfg["encoder"]["name"] for t in stats["page"]["tables"] for row in t)
 
 
 @pytest.mark.slow
