@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 
@@ -150,22 +150,6 @@ def to_latex(
 def _plain(text: str) -> str:
     """Markdown emphasis and code marks removed (captions and notes use a little)."""
     return re.sub(r"(\*\*|`)", "", text)
-
-
-def number_frame(values: Mapping[object, Mapping[object, float | None]], frame: pd.DataFrame):
-    """A numeric frame shaped like ``frame`` from nested ``values[row][col]`` (NaN where
-    absent), for :func:`best_cells`."""
-    data = [[_num(values.get(row, {}).get(col)) for col in frame.columns] for row in frame.index]
-    return pd.DataFrame(data, index=frame.index, columns=frame.columns, dtype=float)
-
-
-def _num(v: object) -> float:
-    if v is None or isinstance(v, bool):
-        return math.nan
-    try:
-        return float(v)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return math.nan
 
 
 _LEADING_NUMBER = re.compile(r"^\s*\**\s*(-?\d+(?:\.\d+)?)")

@@ -197,13 +197,49 @@ class Comparison:
         return UP if self.difference > 0 else DOWN
 
 
-def _prediction_files(runs: Sequence[Mapping[str, Any]], language: str) -> list[Path]:
-    """One predictions file of ``language`` per run (fine-tuning seed), where it exists."""
-    out = []
-    for r in runs:
-        if language in r["summary"]["per_language"]:
-            out.append(ex.predictions_file(r["_source"], language))
-    return out
+class _Examples:
+    """The per-example scores of one statistics job, each predictions file read and scored
+    once: the pooled test and every language's test reuse them, and so does every model
+    tested against the same baseline."""
+
+    def __init__(self) -> None:
+        self._scores: dict[tuple[str, str], ex.ExampleScores] = {}
+
+    def _get(self, source: str, language: str, read: Callable[[], ex.ExampleScores]):
+        key = (source, language)
+        if key not in self._scores:
+            self._scores[key] = read()
+        return self._scores[key]
+
+    def finetune(
+        self, runs: Sequence[Mapping[str, Any]], language: str, task: str
+    ) -> list[ex.ExampleScores]:
+        """One set of scores of ``language`` per run (fine-tuning seed), where it exists."""
+        return [
+            self._get(
+                r["_source"],
+                language,
+                lambda r=r: ex.finetune_examples(ex.predictions_file(r["_source"], language), task),
+            )
+            for r in runs
+            if language in r["summary"]["per_language"]
+        ]
+
+    def retrieval(
+        self, records: Sequence[Mapping[str, Any]], language: str
+    ) -> list[ex.ExampleScores]:
+        """Per-query hits en→xx of ``language``, one set per checkpoint."""
+        return [
+            self._get(
+                r["_source"],
+                language,
+                lambda r=r: ex.retrieval_hits(
+                    ex.retrieval_predictions_file(r["_source"], language), "en->xx"
+                ),
+            )
+            for r in records
+            if language in r["languages"]
+        ]
 
 
 def _test_task(
@@ -211,6 +247,7 @@ def _test_task(
     model_runs: Mapping[int | None, list[Mapping[str, Any]]],
     base_runs: Mapping[int | None, list[Mapping[str, Any]]],
     languages: Sequence[str],
+    examples: _Examples,
     *,
     iterations: int,
     seed: int,
@@ -228,13 +265,11 @@ def _test_task(
         # per fine-tuning seed, a pre-training row one per pre-training x fine-tuning seed).
         rows_a, rows_b = [], []
         for lang in languages:
-            fa, fb = _prediction_files(mine, lang), _prediction_files(base, lang)
-            if not fa or not fb:
+            sa, sb = examples.finetune(mine, lang, task), examples.finetune(base, lang, task)
+            if not sa or not sb:
                 return None
-            for i in range(max(len(fa), len(fb))):
-                a = ex.finetune_examples(fa[i % len(fa)], task)
-                b = ex.finetune_examples(fb[i % len(fb)], task)
-                a, b = ex.align(a, b)
+            for i in range(max(len(sa), len(sb))):
+                a, b = ex.align(sa[i % len(sa)], sb[i % len(sb)])
                 rows_a.append(a.counts)
                 rows_b.append(b.counts)
         res = sig.permutation_test_span_f1(
@@ -244,14 +279,10 @@ def _test_task(
     metric = "f1" if info.family == "qa" else "accuracy"
     xs, ys = [], []
     for lang in languages:
-        fa, fb = _prediction_files(mine, lang), _prediction_files(base, lang)
-        if not fa or not fb:
+        sa, sb = examples.finetune(mine, lang, task), examples.finetune(base, lang, task)
+        if not sa or not sb:
             return None
-        a, b = ex.paired_means(
-            [ex.finetune_examples(f, task) for f in fa],
-            [ex.finetune_examples(f, task) for f in fb],
-            metric,
-        )
+        a, b = ex.paired_means(sa, sb, metric)
         xs.append(a)
         ys.append(b)
     x, y = np.concatenate(xs), np.concatenate(ys)
@@ -261,20 +292,11 @@ def _test_task(
     return f"{res.test} ({metric} per example)", res.n, res.difference, res.p_value
 
 
-def _retrieval_scores(records: Sequence[Mapping[str, Any]], language: str):
-    """Per-query hits en→xx of ``language``, one :class:`ExampleScores` per checkpoint."""
-    out = []
-    for r in records:
-        if language in r["languages"]:
-            path = ex.retrieval_predictions_file(r["_source"], language)
-            out.append(ex.retrieval_hits(path, "en->xx"))
-    return out
-
-
 def _test_retrieval(
     mine: Sequence[Mapping[str, Any]],
     base: Sequence[Mapping[str, Any]],
     languages: Sequence[str],
+    examples: _Examples,
     *,
     iterations: int,
     seed: int,
@@ -283,7 +305,7 @@ def _test_retrieval(
     query's hit averaged over the model's checkpoints (pre-training seeds)."""
     xs, ys = [], []
     for lang in languages:
-        a, b = _retrieval_scores(mine, lang), _retrieval_scores(base, lang)
+        a, b = examples.retrieval(mine, lang), examples.retrieval(base, lang)
         if not a or not b:
             return None
         x, y = ex.paired_means(a, b, "hits")
@@ -393,6 +415,7 @@ def zeroshot_statistics(
     """The Table 3 analogue with seeds aggregated and significance markers, and the table
     of its tests (difference and corrected p per model, baseline and column)."""
     models = group_models(encoders, pretrain_runs)
+    examples = _Examples()
     names = [m.name for m in models]
     columns: list[str] = []
     cells: dict[str, dict[str, Cell]] = {m.name: {} for m in models}
@@ -422,7 +445,7 @@ def zeroshot_statistics(
             col,
             col_langs[col],
             lambda m, b, langs, task=task, by_model=by_model: _test_task(
-                task, by_model[m], by_model[b], langs, iterations=iterations, seed=seed
+                task, by_model[m], by_model[b], langs, examples, iterations=iterations, seed=seed
             ),
         )
     for rset in retrieval_sets:
@@ -449,7 +472,7 @@ def zeroshot_statistics(
             col,
             col_langs[col],
             lambda m, b, langs, recs_of=recs_of: _test_retrieval(
-                recs_of[m], recs_of[b], langs, iterations=iterations, seed=seed
+                recs_of[m], recs_of[b], langs, examples, iterations=iterations, seed=seed
             ),
         )
     correct([c for c in comparisons if c.language == "all"], correction)
@@ -762,10 +785,15 @@ def _seed_means(hits: Mapping[tuple[int, str, str], float]) -> list[float]:
 
 
 def write_statistics(
-    tables: Sequence[StatTable], out_dir: PathLike, md_path: PathLike, summary_path: PathLike
+    tables: Sequence[StatTable],
+    out_dir: PathLike,
+    md_path: PathLike,
+    summary_path: PathLike,
+    settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Each table as ``<name>.md``/``.csv``/``.tex`` (and ``<name>_tests.csv``: every test,
-    per language included), all in ``md_path``; a summary JSON with every number."""
+    per language included), all in ``md_path``; a summary JSON with every number and the
+    ``settings`` the tables were made with."""
     out = Path(out_dir)
     parts = ["# Statistics: seeds aggregated, significance against baselines", ""]
     summary: dict[str, Any] = {"tables": {}}
@@ -787,6 +815,8 @@ def write_statistics(
             "cells": t.cells,
             "tests": t.pvalue_frame().to_dict(orient="records"),
         }
+    if settings is not None:
+        summary["settings"] = dict(settings)
     with atomic_open(md_path) as fh:
         fh.write("\n".join(parts))
     write_json(summary_path, summary)
@@ -854,7 +884,5 @@ def run_statistics(
         tables += [t3, t3p, std_band_table(t3.cells, base_encoder)]
     if not tables:
         raise InputError(f"{md_path}: no BLI, fine-tuning or retrieval results to test")
-    summary = write_statistics(tables, Path(md_path).parent, md_path, summary_path)
-    summary["settings"] = {**opts, "bli_baseline": bli_baseline, "base_encoder": base_encoder}
-    write_json(summary_path, summary)
-    return summary
+    settings = {**opts, "bli_baseline": bli_baseline, "base_encoder": base_encoder}
+    return write_statistics(tables, Path(md_path).parent, md_path, summary_path, settings)
