@@ -40,7 +40,9 @@ rule finetune:
         work_dir=lambda wc: f"{RES}/zeroshot/{wc.encoder}/{wc.task}/ft{wc.ftseed}.work",
         device=config["zeroshot"]["device"],
         precision=config["zeroshot"]["precision"],
-        keep_model=config["zeroshot"]["keep_model"],
+        # the analyses read the encoders fine-tuned on analysis.distances.finetuned
+        keep_model=lambda wc: config["zeroshot"]["keep_model"]
+        or (wc.task in AN_FINETUNED and f"{wc.encoder}@{wc.task}" in AN_ENCODERS),
     script:
         "../scripts/finetune.py"
 

@@ -11,6 +11,7 @@ import logging
 import sys
 
 from xlalign.cli import (
+    analyses,
     config,
     corpus,
     evaluation,
@@ -52,6 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
         pretrain.add_pretrain,
         results.add_statistics,
         results.add_plots,
+        analyses.add_derive,
+        analyses.add_derived_pretrain,
+        analyses.add_derived_evaluate,
+        analyses.add_meta_mono,
+        analyses.add_meta_cross,
+        analyses.add_analyse,
+        analyses.add_eflomal_reference,
         config.add_check_config,
         resources.add_download,
     ):

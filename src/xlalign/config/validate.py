@@ -298,6 +298,53 @@ def _check_pretrain(cfg: dict[str, Any], fail: Any) -> None:
                 fail(f"{key}.settings.static: {static!r} is not a space of this configuration")
         if "+" in name:
             fail(f"{key}: '+' is reserved (encoder names read '<encoder>+<continual>')")
+    _check_analyses(cfg, fail, pairs)
+
+
+def _check_analyses(cfg: dict[str, Any], fail: Any, pairs: Any) -> None:
+    """Issue 17's stages: what they read must exist in this configuration."""
+    import xlalign.pretrain.recipes as recipes
+
+    dv = cfg["derived"]
+    if dv["enabled"]:
+        for i, row in enumerate(dv["runs"]):
+            try:
+                recipes.row_objectives({"pretrain": {"objectives": {}}}, row)
+            except ConfigError as exc:
+                fail(f"derived.runs[{i}]: {exc}")
+            bad = recipes.needs({"pretrain": {}}, row) - {"text", "parallel", "dictionaries"}
+            if bad:
+                fail(
+                    f"derived.runs[{i}]: {row!r} reads {sorted(bad)}; a derived language has "
+                    "only text, its parallel copy and a dictionary (MLM, TLM, DICT-MLM, ALIGN-MLM)"
+                )
+            if "dictionaries" in recipes.needs({"pretrain": {}}, row):
+                for spec in dv["transformations"]:
+                    if "trans" not in spec.split("+"):
+                        fail(
+                            f"derived.runs[{i}]: {row!r} needs a dictionary between the two "
+                            f"vocabularies, which only transliteration makes; {spec!r} has none"
+                        )
+        for task in dv["tasks"]:
+            if task not in ("pos-gold", "ner-gold"):
+                fail(
+                    f"derived.tasks.{task}: expected a tagging task with English train and dev "
+                    "data built offline (pos-gold, ner-gold)"
+                )
+    mp = cfg["metapretrain"]
+    if mp["enabled"]:
+        for task in mp["evaluate"]["tasks"]:
+            if task not in cfg["zeroshot"]["tasks"]:
+                fail(f"metapretrain.evaluate.tasks: {task!r} is not in zeroshot.tasks")
+        for rset in mp["evaluate"]["retrieval"]:
+            if rset not in cfg["zeroshot"]["retrieval"]["sets"]:
+                fail(f"metapretrain.evaluate.retrieval: {rset!r} is not in zeroshot.retrieval.sets")
+    an = cfg["analysis"]
+    if an["enabled"]:
+        for pair in [*an["distances"]["pairs"], an["gold"]["pair"]]:
+            src, _, tgt = pair.partition("-")
+            if (src, tgt) not in set(pairs):
+                fail(f"analysis: {pair!r} has no word-aligned bitext: add it to parallel.sources")
 
 
 def _check_parallel(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:

@@ -475,6 +475,18 @@ def zeroshot_targets():
     return [rules.zeroshot_tables.output.md]
 
 
+def analyses_targets():
+    """Issue 17's tables and figures: derived languages, meta-pretraining, analyses."""
+    out = []
+    if DV_SPECS and DV_RUNS:
+        out.append(rules.derived_tables.output.md)
+    if MP_VARIANTS:
+        out.append(rules.meta_tables.output.md)
+    if AN_ENCODERS:
+        out.append(rules.analysis_tables.output.md)
+    return out
+
+
 def results_targets():
     """The statistics tables and the figures (whenever BLI or zero-shot results exist),
     and their MLflow mirror."""
@@ -503,6 +515,7 @@ def all_targets():
     targets += lexical_targets()
     targets += wordalign_targets()
     targets += zeroshot_targets()
+    targets += analyses_targets()
     targets += results_targets()
     if config["tracking"]["enabled"]:
         targets += [output_path(rules.track, "summary", seed=seed) for seed in SEEDS]

@@ -166,3 +166,25 @@ ZS_FT_ENCODER_RE = "|".join(re.escape(name) for name in ZS_FT_ENCODERS)
 ZS_TASKS = list(config["zeroshot"]["tasks"])
 ZS_RETRIEVAL = list(config["zeroshot"]["retrieval"]["sets"])
 ZS_SEEDS = config["zeroshot"]["seeds"]
+
+# Derived languages (001): pre-training rows x compositions x seeds, each a small BERT
+# trained from scratch on English + the derived language, named `<run>.<spec>.s<seed>`.
+DV = config["derived"]
+DV_SPECS = DV["transformations"] if DV["enabled"] else []
+DV_RUNS = DV["runs"] if DV["enabled"] else []
+DV_SEEDS = DV["seeds"]
+DV_TASKS = list(DV["tasks"])
+# Meta-pretraining (004): the initialisation variants of the cross-lingual model.
+MP = config["metapretrain"]
+MP_VARIANTS = MP["variants"] if MP["enabled"] else []
+MP_SEEDS = MP["seeds"]
+# Alignment analyses: every zero-shot encoder, and each one fine-tuned on the tasks of
+# analysis.distances.finetuned as `<encoder>@<task>` (their weights are kept).
+AN = config["analysis"]
+AN_ENCODERS = dict(ZS_ENCODERS) if AN["enabled"] else {}
+AN_FINETUNED = (
+    [t for t in AN["distances"]["finetuned"] if t in ZS_TASKS] if AN["enabled"] else []
+)
+for _task in AN_FINETUNED:
+    for _enc in ZS_ENCODERS:
+        AN_ENCODERS[f"{_enc}@{_task}"] = None

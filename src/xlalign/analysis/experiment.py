@@ -1,0 +1,180 @@
+"""The alignment analyses of one encoder, from files to a record (what the workflow rules
+and ``xlalign analyse`` call).
+
+* Word alignment from the encoder's layer-l representations (004 section 4.4: argmax and
+  optimal transport) scored by AER against gold links, at every layer (0 = embeddings),
+  with the word alignment score by layer (share of linked source words whose
+  cosine-nearest target word of the sample is their counterpart).
+* L2 distances between the representations of related (word-aligned) and unrelated
+  (from different sentences) word pairs (003 section 5.4: last layer).
+* :func:`run_eflomal_reference`: the alignment stage's aligner (eflomal) on the same gold
+  sentences, the reference point of the AER figure.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from xlalign.core.errors import InputError
+from xlalign.core.io import PathLike, write_json
+from xlalign.wordalign.symmetrize import Link, read_pharaoh
+
+log = logging.getLogger(__name__)
+
+
+def read_gold_set(source: str) -> tuple[list[list[str]], list[list[str]], Any, str]:
+    """(source sentences, target sentences, gold, description) of ``analysis.gold.source``:
+    ``handmade`` (the package's English-German set) or a path stem with ``.src``, ``.tgt``
+    (one tokenised sentence per line) and ``.gold`` (Pharaoh or NAACL links)."""
+    from xlalign.analysis.gold import load_handmade_gold
+    from xlalign.wordalign.aer import read_gold
+
+    if source == "handmade":
+        src, tgt, gold = load_handmade_gold()
+        return src, tgt, gold, "handmade en-de (xlalign.analysis/data)"
+    stem = Path(source)
+    files = [stem.with_name(stem.name + ext) for ext in (".src", ".tgt", ".gold")]
+    for f in files:
+        if not f.is_file():
+            raise InputError(f"analysis.gold.source: {f} not found (expected .src/.tgt/.gold)")
+    src = [line.split() for line in files[0].read_text(encoding="utf-8").splitlines()]
+    tgt = [line.split() for line in files[1].read_text(encoding="utf-8").splitlines()]
+    if len(src) != len(tgt):
+        raise InputError(f"{files[0]} and {files[1]}: {len(src)} and {len(tgt)} lines")
+    return src, tgt, read_gold(files[2]), str(stem)
+
+
+def read_aligned_sample(
+    corpus_tsv: PathLike, links: PathLike, n: int
+) -> tuple[list[list[str]], list[list[str]], list[set[Link]]]:
+    """The first ``n`` sentence pairs of the alignment stage's corpus (TSV ``id, source,
+    target``) with their symmetrised links (one Pharaoh line per row)."""
+    src: list[list[str]] = []
+    tgt: list[list[str]] = []
+    with open(corpus_tsv, encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
+        for row in reader:
+            src.append(row["source"].split())
+            tgt.append(row["target"].split())
+            if len(src) >= n:
+                break
+    out_links: list[set[Link]] = []
+    for i, ls in enumerate(read_pharaoh(links)):
+        if i >= len(src):
+            break
+        out_links.append(set(ls))
+    if len(out_links) != len(src):
+        raise InputError(
+            f"{links}: {len(out_links)} link lines for {len(src)} pairs of {corpus_tsv}"
+        )
+    return src, tgt, out_links
+
+
+def run_encoder_analysis(
+    *,
+    encoder: PathLike,
+    name: str,
+    gold_source: str,
+    methods: Sequence[str],
+    distances: Mapping[str, tuple[PathLike, PathLike]],
+    settings: Mapping[str, Any],
+    output: PathLike,
+    batch_size: int = 16,
+    device: str | None = None,
+) -> dict[str, Any]:
+    """AER and the word alignment score by layer on the gold set, and the L2 distances of
+    related and unrelated pairs of each ``distances`` pair (pair -> (corpus.tsv, links))."""
+    from transformers import AutoModel, AutoTokenizer
+
+    from xlalign.analysis import alignment_score as al
+    from xlalign.analysis import distances as dist
+    from xlalign.analysis import repr_align
+
+    tokenizer = AutoTokenizer.from_pretrained(str(encoder), local_files_only=True)
+    model = AutoModel.from_pretrained(str(encoder), local_files_only=True)
+    src, tgt, gold, described = read_gold_set(gold_source)
+    s_states = al.layer_states(model, tokenizer, src, batch_size=batch_size, device=device)
+    t_states = al.layer_states(model, tokenizer, tgt, batch_size=batch_size, device=device)
+    depth = s_states[0].shape[0]
+    sure = [sorted(gold.get(i, (set(), set()))[0]) for i in range(len(src))]
+    aer = repr_align.aer_by_layer(s_states, t_states, gold, methods=methods)
+    out: dict[str, Any] = {
+        "encoder": name,
+        "gold": {"source": described, "sentences": len(src)},
+        "layers": depth,
+        "aer_by_layer": {m: [r.aer for r in rs] for m, rs in aer.items()},
+        "precision_by_layer": {m: [r.precision for r in rs] for m, rs in aer.items()},
+        "recall_by_layer": {m: [r.recall for r in rs] for m, rs in aer.items()},
+        "word_score_by_layer": [
+            al.contextual_alignment_score([s[k] for s in s_states], [t[k] for t in t_states], sure)
+            for k in range(depth)
+        ],
+        "distances": {},
+    }
+    for pair, (corpus_tsv, links) in sorted(distances.items()):
+        psrc, ptgt, plinks = read_aligned_sample(corpus_tsv, links, int(settings["sentences"]))
+        layer = settings.get("layer")
+        layer = depth - 1 if layer is None else int(layer)
+        ps = al.layer_states(model, tokenizer, psrc, batch_size=batch_size, device=device)
+        pt = al.layer_states(model, tokenizer, ptgt, batch_size=batch_size, device=device)
+        pairs = dist.sample_word_pairs(
+            plinks,
+            n_related=int(settings["related"]),
+            n_unrelated=int(settings["unrelated"]),
+            seed=int(settings.get("seed", 0)),
+        )
+        related = dist.l2_distances(ps, pt, pairs.related, layer)
+        unrelated = dist.l2_distances(ps, pt, pairs.unrelated, layer)
+        out["distances"][pair] = {
+            "layer": layer,
+            "sentences": len(psrc),
+            **dist.summarise(related, unrelated),
+        }
+    write_json(output, out)
+    return out
+
+
+def run_eflomal_reference(
+    *,
+    gold_source: str,
+    corpus_tsv: PathLike,
+    output: PathLike,
+    max_pairs: int | None = None,
+    wordalign: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    threads: int = 1,
+) -> dict[str, Any]:
+    """AER of eflomal's symmetrised links on the gold sentences, aligned together with the
+    alignment stage's training pairs with its settings (``wordalign``: the config section)."""
+    from xlalign.analysis.reference import eflomal_reference
+    from xlalign.wordalign.aer import score
+    from xlalign.wordalign.eflomal import AlignOptions
+
+    src, tgt, gold, described = read_gold_set(gold_source)
+    train_src: list[list[str]] = []
+    train_tgt: list[list[str]] = []
+    with open(corpus_tsv, encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
+            train_src.append(row["source"].split())
+            train_tgt.append(row["target"].split())
+            if max_pairs is not None and len(train_src) >= max_pairs:
+                break
+    options = AlignOptions.from_config(dict(wordalign)) if wordalign else None
+    links = eflomal_reference(
+        src, tgt, train_src, train_tgt, options=options, seed=seed, threads=threads
+    )
+    res = score(links, gold)
+    out = {
+        "aligner": "eflomal (grow-diag-final-and)",
+        "gold": {"source": described, "sentences": len(src)},
+        "training_pairs": len(train_src),
+        "aer": res.aer,
+        "precision": res.precision,
+        "recall": res.recall,
+    }
+    write_json(output, out)
+    return out

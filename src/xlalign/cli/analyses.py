@@ -1,0 +1,258 @@
+"""``xlalign derive``, ``derived-pretrain``, ``derived-evaluate``, ``meta-mono``,
+``meta-cross``, ``analyse`` and ``eflomal-reference``: issue 17's stages on explicit files.
+
+Settings come from the sections ``derived``, ``metapretrain`` and ``analysis`` of a
+configuration file (``--config``, validated as the workflow validates it; default the
+embedded default), so a command run by hand trains and scores what the workflow's job
+would.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from xlalign.cli.common import report
+
+
+def _config(path: str) -> dict[str, Any]:
+    import yaml
+
+    from xlalign.config import validate
+
+    with open(path, encoding="utf-8") as fh:
+        return validate(yaml.safe_load(fh), origin=path)
+
+
+def _add_config(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", default="config/config.yaml", help="configuration file")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--device", default=None)
+
+
+def add_derive(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("derive", help="English and a derived language (001): text and task data")
+    _add_config(p)
+    p.add_argument("--spec", required=True, help="composition, e.g. trans+inv")
+    p.add_argument("--text", required=True, help="English paragraphs, one per line")
+    p.add_argument(
+        "--task", nargs=3, action="append", default=[], metavar=("TASK", "TRAIN", "DEV"),
+        help="a tagging task's English train and dev JSONL",
+    )  # fmt: skip
+    p.add_argument("--output-dir", "-o", required=True)
+    p.set_defaults(func=_cmd_derive)
+
+
+def _cmd_derive(args: argparse.Namespace) -> None:
+    from xlalign.derived.experiment import build_derived_data
+
+    dv = _config(args.config)["derived"]
+    out = Path(args.output_dir)
+    tasks = {t: {"train": tr, "dev": dv_} for t, tr, dv_ in args.task}
+    stats = build_derived_data(
+        spec=args.spec,
+        text=args.text,
+        tasks=tasks,
+        task_settings={t: dv["tasks"].get(t, {"test_size": 200}) for t in tasks},
+        out_dir=out,
+        stats_path=out.with_suffix(".json"),
+        max_paragraphs=dv["max_paragraphs"],
+        dictionary_fraction=dv["dictionary_fraction"],
+        syntax=dv["syntax"],
+        seed=args.seed,
+    )
+    report(stats, args)
+
+
+def add_derived_pretrain(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "derived-pretrain", help="a small BERT from scratch on English + a derived language"
+    )
+    _add_config(p)
+    p.add_argument("run", help="pre-training row: mlm, tlm, dict-mlm, align-mlm")
+    p.add_argument("--spec", required=True)
+    p.add_argument("--data", required=True, help="the directory of `xlalign derive`")
+    p.add_argument("--output-dir", "-o", required=True)
+    p.set_defaults(func=_cmd_derived_pretrain)
+
+
+def _cmd_derived_pretrain(args: argparse.Namespace) -> None:
+    from xlalign.derived.experiment import run_derived_pretrain
+
+    dv = _config(args.config)["derived"]
+    out = Path(args.output_dir)
+    stats = run_derived_pretrain(
+        args.run,
+        spec=args.spec,
+        data_dir=args.data,
+        output_dir=out,
+        stats_path=out.with_suffix(".json"),
+        work_dir=out.with_suffix(".work"),
+        vocab_size=dv["vocab_size"],
+        arch=dv["arch"],
+        section=dv["pretrain"],
+        seed=args.seed,
+        device=args.device,
+        progress=not args.quiet,
+    )
+    report({k: stats.get(k) for k in ("row", "spec", "selection", "vocabulary")}, args)
+
+
+def add_derived_evaluate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("derived-evaluate", help="ZS, SUP, Delta and alignment of a derived model")
+    _add_config(p)
+    p.add_argument("--model", required=True)
+    p.add_argument("--run", required=True)
+    p.add_argument("--spec", required=True)
+    p.add_argument("--data", required=True, help="the directory of `xlalign derive`")
+    p.add_argument("--output", "-o", required=True, help="record JSON")
+    p.set_defaults(func=_cmd_derived_evaluate)
+
+
+def _cmd_derived_evaluate(args: argparse.Namespace) -> None:
+    from xlalign.derived.experiment import run_derived_evaluate
+
+    dv = _config(args.config)["derived"]
+    out = Path(args.output)
+    stats = run_derived_evaluate(
+        model_dir=args.model,
+        model_name=Path(args.model).name,
+        run=args.run,
+        spec=args.spec,
+        tasks={t: Path(args.data) / "tasks" / t for t in dv["tasks"]},
+        task_settings=dv["tasks"],
+        seed=args.seed,
+        output=out,
+        work_dir=out.with_suffix(".work"),
+        device=args.device,
+    )
+    report({k: stats[k] for k in ("model", "tasks", "alignment") if k in stats}, args)
+
+
+def add_meta_mono(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("meta-mono", help="meta-pretraining: an English BERT from scratch (004)")
+    _add_config(p)
+    p.add_argument("--text", required=True, help="English paragraphs, one per line")
+    p.add_argument("--output-dir", "-o", required=True)
+    p.set_defaults(func=_cmd_meta_mono)
+
+
+def _cmd_meta_mono(args: argparse.Namespace) -> None:
+    from xlalign.metapretrain.experiment import run_meta_mono
+
+    mp = _config(args.config)["metapretrain"]
+    out = Path(args.output_dir)
+    stats = run_meta_mono(
+        text=args.text,
+        output_dir=out,
+        stats_path=out.with_suffix(".json"),
+        work_dir=out.with_suffix(".work"),
+        vocab_size=mp["mono"]["vocab_size"],
+        arch=mp["arch"],
+        section=mp["pretrain"],
+        steps=mp["mono"]["steps"],
+        seed=args.seed,
+        device=args.device,
+        progress=not args.quiet,
+    )
+    report({k: stats.get(k) for k in ("selection", "vocabulary")}, args)
+
+
+def add_meta_cross(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "meta-cross", help="a cross-lingual BERT initialised from the meta-pretrained one (004)"
+    )
+    _add_config(p)
+    p.add_argument("variant", choices=["none", "body", "emb", "both", "both+dict"])
+    p.add_argument("--mono", required=True, help="the directory of `xlalign meta-mono`")
+    p.add_argument(
+        "--text", nargs=2, action="append", required=True, metavar=("LANG", "FILE"),
+        help="a language's paragraphs (repeat per language)",
+    )  # fmt: skip
+    p.add_argument(
+        "--dictionary", nargs=2, action="append", default=[], metavar=("LANG", "FILE"),
+        help="an English-LANG dictionary ('en_word xx_word' lines), for both+dict",
+    )  # fmt: skip
+    p.add_argument("--output-dir", "-o", required=True)
+    p.set_defaults(func=_cmd_meta_cross)
+
+
+def _cmd_meta_cross(args: argparse.Namespace) -> None:
+    from xlalign.metapretrain.experiment import run_meta_cross
+
+    mp = _config(args.config)["metapretrain"]
+    out = Path(args.output_dir)
+    stats = run_meta_cross(
+        args.variant,
+        mono_dir=args.mono,
+        texts=dict(args.text),
+        dictionaries=dict(args.dictionary) or None,
+        output_dir=out,
+        stats_path=out.with_suffix(".json"),
+        work_dir=out.with_suffix(".work"),
+        vocab_size=mp["cross"]["vocab_size"],
+        section=mp["pretrain"],
+        steps=mp["cross"]["steps"],
+        language_alpha=mp["cross"]["language_alpha"],
+        seed=args.seed,
+        device=args.device,
+        progress=not args.quiet,
+    )
+    report({k: stats.get(k) for k in ("variant", "initialisation", "selection")}, args)
+
+
+def add_analyse(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "analyse", help="AER and word alignment score by layer, L2 distances of an encoder"
+    )
+    _add_config(p)
+    p.add_argument("--encoder", required=True, help="a transformers checkpoint directory")
+    p.add_argument("--name", default=None)
+    p.add_argument(
+        "--distances", nargs=3, action="append", default=[],
+        metavar=("PAIR", "CORPUS_TSV", "LINKS"),
+        help="a word-aligned pair of the alignment stage (corpus.tsv, symmetrized.txt)",
+    )  # fmt: skip
+    p.add_argument("--output", "-o", required=True)
+    p.set_defaults(func=_cmd_analyse)
+
+
+def _cmd_analyse(args: argparse.Namespace) -> None:
+    from xlalign.analysis.experiment import run_encoder_analysis
+
+    an = _config(args.config)["analysis"]
+    stats = run_encoder_analysis(
+        encoder=args.encoder,
+        name=args.name or Path(args.encoder).name,
+        gold_source=an["gold"]["source"],
+        methods=an["methods"],
+        distances={pair: (tsv, links) for pair, tsv, links in args.distances},
+        settings=an["distances"],
+        output=args.output,
+        device=args.device,
+    )
+    report({k: stats[k] for k in ("encoder", "aer_by_layer", "word_score_by_layer")}, args)
+
+
+def add_eflomal_reference(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eflomal-reference", help="eflomal's AER on the analyses' gold set")
+    _add_config(p)
+    p.add_argument("--corpus", required=True, help="the alignment stage's corpus.tsv")
+    p.add_argument("--output", "-o", required=True)
+    p.set_defaults(func=_cmd_eflomal_reference)
+
+
+def _cmd_eflomal_reference(args: argparse.Namespace) -> None:
+    from xlalign.analysis.experiment import run_eflomal_reference
+
+    an = _config(args.config)["analysis"]
+    report(
+        run_eflomal_reference(
+            gold_source=an["gold"]["source"],
+            corpus_tsv=args.corpus,
+            output=args.output,
+            seed=args.seed,
+        ),
+        args,
+    )

@@ -1,0 +1,1 @@
+"""Derived languages (001): English transliterated, inverted or re-ordered by its parse."""

@@ -1,0 +1,268 @@
+"""Derived-language data (001 G.1): the pre-training text of English and its derived copy,
+and task data transformed the same way, from files to files.
+
+* :func:`build_derived_text`: each English paragraph split into sentences and words by
+  spaCy, each sentence transformed (001: "we perform the transformation on each sentence
+  individually"), written as ``natural.txt`` / ``derived.txt`` (line ``i`` of one is line
+  ``i`` of the other), ``parallel.tsv`` (sentence pairs for TLM), ``dictionary.txt`` (a
+  seeded share of the natural word types with their derived forms, for DICT-MLM and
+  ALIGN-MLM; 001 G.1, 25 % by default) and ``stats.json``.
+* :func:`build_derived_task`: a tagging task's English train/dev files, a seeded held-out
+  English test set taken from train, the same records transformed (tags moved with their
+  words, IOB2 repaired), and the exact natural -> derived test links (``gold.test.pharaoh``).
+
+The derived side's language code in pre-training files and task results is
+:data:`xlalign.derived.experiment.DERIVED` (``"xx"``).
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.io import PathLike, atomic_open, write_json
+from xlalign.corpus.parallel import PARALLEL_COLUMNS
+from xlalign.derived.transforms import SyntaxParams, apply, parse_spec, transliterate
+from xlalign.dictionaries.split import write_pairs
+from xlalign.evaluation.tasks.data import TaggedSentence, read_records, write_records
+from xlalign.wordalign.symmetrize import write_pharaoh
+
+log = logging.getLogger(__name__)
+
+#: The task kinds :func:`build_derived_task` transforms.
+TASK_KINDS = ("tagging",)
+SPLITS = ("train", "dev", "test")
+
+
+def _rng(seed: int, name: str) -> np.random.Generator:
+    """A generator for one use (syntax draws, dictionary, test split) of one seed."""
+    return np.random.default_rng(np.random.SeedSequence([int(seed), zlib.crc32(name.encode())]))
+
+
+def _syntax(syntax: SyntaxParams | Mapping[str, Any] | None) -> SyntaxParams:
+    return syntax if isinstance(syntax, SyntaxParams) else SyntaxParams.from_mapping(syntax)
+
+
+def _word_map(parts: Sequence[str]) -> Any:
+    return transliterate if "trans" in parts else (lambda w: w)
+
+
+def _add(total: dict[str, int], moved: Mapping[str, int]) -> None:
+    for k, v in moved.items():
+        total[k] = total.get(k, 0) + int(v)
+
+
+def build_derived_text(
+    paragraphs_path: PathLike,
+    out_dir: PathLike,
+    *,
+    spec: str,
+    seed: int,
+    max_paragraphs: int | None,
+    dictionary_fraction: float = 0.25,
+    syntax: SyntaxParams | Mapping[str, Any] | None = None,
+    nlp: Any = None,
+    batch_size: int = 64,
+) -> dict[str, Any]:
+    """Write the pre-training files of the derived language ``spec`` into ``out_dir``
+    (module docstring) from the English paragraphs of ``paragraphs_path`` (one per line,
+    :func:`xlalign.pretrain.text.read_paragraphs`); returns the stats also written.
+
+    ``nlp``: a spaCy pipeline (default :func:`~xlalign.derived.parse.load_parser`). A
+    paragraph with a word that cannot be transliterated (a character outside Unicode planes
+    0-1) is left out of every file and counted (``paragraphs_skipped``). Syntax moves with
+    a probability below 1 draw from a generator of (``seed``, "syntax"); the dictionary's
+    ``round(dictionary_fraction * types)`` word types (at least 1) from one of
+    (``seed``, "dictionary"), uniformly without replacement over the sorted types.
+    """
+    from xlalign.derived.parse import load_parser, parse_paragraphs, parser_info
+    from xlalign.pretrain.text import read_paragraphs
+
+    parts = parse_spec(spec)
+    if not 0.0 < float(dictionary_fraction) <= 1.0:
+        raise ConfigError(
+            f"derived.dictionary_fraction: {dictionary_fraction}; expected a number in (0, 1]"
+        )
+    params = _syntax(syntax)
+    paragraphs = read_paragraphs(Path(paragraphs_path), "en", max_paragraphs=max_paragraphs)
+    nlp = nlp if nlp is not None else load_parser()
+    rng = _rng(seed, "syntax")
+    natural_lines: list[str] = []
+    derived_lines: list[str] = []
+    pairs: list[tuple[str, str, str]] = []
+    moved: dict[str, int] = {}
+    skipped: list[str] = []
+    sentences = words = 0
+    for k, parses in enumerate(parse_paragraphs(nlp, paragraphs, batch_size=batch_size)):
+        try:
+            derived = [apply(parts, p.words, parse=p, rng=rng, syntax=params) for p in parses]
+        except InputError as exc:
+            skipped.append(f"paragraph {k + 1}: {exc}")
+            continue
+        if not parses:
+            skipped.append(f"paragraph {k + 1}: no word")
+            continue
+        line = len(natural_lines)
+        for s, (p, d) in enumerate(zip(parses, derived, strict=True)):
+            pairs.append((f"{line + 1}.{s + 1}", " ".join(p.words), " ".join(d.words)))
+            _add(moved, d.moved)
+            words += len(p.words)
+        sentences += len(parses)
+        natural_lines.append(" ".join(w for p in parses for w in p.words))
+        derived_lines.append(" ".join(w for d in derived for w in d.words))
+    for why in skipped[:5]:
+        log.warning("%s: left out %s", paragraphs_path, why)
+    if not natural_lines:
+        raise InputError(f"{paragraphs_path}: no paragraph could be transformed ({skipped[:1]})")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, lines in (("natural.txt", natural_lines), ("derived.txt", derived_lines)):
+        with atomic_open(out / name) as fh:
+            fh.writelines(f"{x}\n" for x in lines)
+    with atomic_open(out / "parallel.tsv") as fh:
+        fh.write("\t".join(PARALLEL_COLUMNS) + "\n")
+        fh.writelines("\t".join(row) + "\n" for row in pairs)
+    types = sorted({w for x in natural_lines for w in x.split(" ")})
+    size = max(1, round(float(dictionary_fraction) * len(types)))
+    chosen = np.sort(_rng(seed, "dictionary").choice(len(types), size=size, replace=False))
+    form = _word_map(parts)
+    n_dict = write_pairs(((types[i], form(types[i])) for i in chosen), out / "dictionary.txt")
+    stats = {
+        "spec": spec,
+        "parts": list(parts),
+        "seed": int(seed),
+        "source": str(paragraphs_path),
+        "max_paragraphs": max_paragraphs,
+        "paragraphs": len(natural_lines),
+        "paragraphs_skipped": len(skipped),
+        "sentences": sentences,
+        "words": words,
+        "word_types": len(types),
+        "dictionary_fraction": float(dictionary_fraction),
+        "dictionary_pairs": n_dict,
+        "syntax": {"object_verb": params.object_verb, "noun_adjective": params.noun_adjective},
+        "moved": moved,
+        "parser": parser_info(nlp),
+    }
+    write_json(out / "stats.json", stats)
+    log.info(
+        "derived text %s: %d paragraphs, %d sentences, %d words, %d dictionary pairs",
+        spec,
+        len(natural_lines),
+        sentences,
+        words,
+        n_dict,
+    )
+    return stats
+
+
+def build_derived_task(
+    train: PathLike,
+    dev: PathLike,
+    out_dir: PathLike,
+    *,
+    spec: str,
+    seed: int,
+    test_size: int,
+    kind: str = "tagging",
+    syntax: SyntaxParams | Mapping[str, Any] | None = None,
+    nlp: Any = None,
+) -> dict[str, Any]:
+    """Write ``natural/{train,dev,test}.jsonl``, ``derived/{train,dev,test}.jsonl``,
+    ``gold.test.pharaoh`` and ``stats.json`` into ``out_dir``; returns the stats.
+
+    The English test set is ``test_size`` records of ``train`` drawn uniformly without
+    replacement by a generator of (``seed``, "test"), kept in file order; the rest of
+    ``train`` is the training set. Every record is transformed with its tags (IOB2 tags
+    repaired after moving: :func:`~xlalign.derived.transforms.move_tags`); ids are kept.
+    Line ``k`` of ``gold.test.pharaoh`` links natural test record ``k`` (source) to derived
+    test record ``k`` (target), ``i-j`` for natural word ``i`` at derived position ``j``.
+    A record with a word that cannot be transliterated is left out of both sides (counted).
+    The parser (``nlp``, default :func:`~xlalign.derived.parse.load_parser`) is loaded
+    only for a syntax transformation.
+    """
+    from xlalign.derived.parse import load_parser, parse_words, parser_info
+
+    parts = parse_spec(spec)
+    if kind not in TASK_KINDS:
+        raise ConfigError(f"derived task kind {kind!r}: expected one of {TASK_KINDS}")
+    if int(test_size) < 1:
+        raise ConfigError(f"derived.tasks.<task>.test_size: {test_size}; expected >= 1")
+    params = _syntax(syntax)
+    train_records = read_records(train, TaggedSentence)
+    dev_records = read_records(dev, TaggedSentence)
+    if int(test_size) >= len(train_records):
+        raise InputError(
+            f"{train}: {len(train_records)} training sentences; cannot hold out {test_size} "
+            "as the test set and keep any for training"
+        )
+    held = set(_rng(seed, "test").choice(len(train_records), size=int(test_size), replace=False))
+    natural = {
+        "train": [r for i, r in enumerate(train_records) if i not in held],
+        "dev": dev_records,
+        "test": [r for i, r in enumerate(train_records) if i in held],
+    }
+    parser = None
+    if "syn" in parts:
+        nlp = nlp if nlp is not None else load_parser()
+        parser = parser_info(nlp)
+    rng = _rng(seed, "syntax")
+    derived: dict[str, list[TaggedSentence]] = {}
+    kept: dict[str, list[TaggedSentence]] = {}
+    links: list[list[tuple[int, int]]] = []
+    moved: dict[str, int] = {}
+    skipped: dict[str, int] = {}
+    for split in SPLITS:
+        records = natural[split]
+        parses = parse_words(nlp, [r.tokens for r in records]) if "syn" in parts else None
+        kept[split], derived[split], skipped[split] = [], [], 0
+        for k, rec in enumerate(records):
+            try:
+                d = apply(
+                    parts,
+                    rec.tokens,
+                    parse=None if parses is None else parses[k],
+                    tags=rec.tags,
+                    rng=rng,
+                    syntax=params,
+                )
+            except InputError as exc:
+                log.warning("%s record %r: left out: %s", split, rec.id, exc)
+                skipped[split] += 1
+                continue
+            kept[split].append(rec)
+            derived[split].append(
+                TaggedSentence(id=rec.id, tokens=d.words, tags=list(d.tags or []))
+            )
+            _add(moved, d.moved)
+            if split == "test":
+                links.append(d.links())
+        if not kept[split]:
+            raise InputError(f"derived task {spec}: no {split} record could be transformed")
+    out = Path(out_dir)
+    for side, data in (("natural", kept), ("derived", derived)):
+        for split in SPLITS:
+            write_records(out / side / f"{split}.jsonl", data[split])
+    write_pharaoh(links, out / "gold.test.pharaoh")
+    stats = {
+        "spec": spec,
+        "parts": list(parts),
+        "seed": int(seed),
+        "kind": kind,
+        "test_size": int(test_size),
+        "sources": {"train": str(train), "dev": str(dev)},
+        "records": {s: len(kept[s]) for s in SPLITS},
+        "skipped": skipped,
+        "words": {s: sum(len(r.tokens) for r in kept[s]) for s in SPLITS},
+        "syntax": {"object_verb": params.object_verb, "noun_adjective": params.noun_adjective},
+        "moved": moved,
+        "parser": parser,
+    }
+    write_json(out / "stats.json", stats)
+    return stats

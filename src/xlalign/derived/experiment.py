@@ -1,0 +1,325 @@
+"""001's derived-language experiment, from files to records (what the workflow rules and
+``xlalign derived`` call).
+
+* :func:`run_derived_pretrain`: a small BERT from scratch (:mod:`xlalign.encoders.scratch`)
+  on English + one derived language, with one pre-training row (MLM, TLM, DICT-MLM,
+  ALIGN-MLM) of :mod:`xlalign.pretrain` (same trainer, objectives and checkpoint format as
+  the continued pre-training stage). The WordPiece vocabulary is learnt on the natural
+  text; a transliterating composition adds the one-to-one copy of every piece
+  (:func:`xlalign.derived.vocab.transliterated_vocabulary`), so the derived language has
+  its own embedding rows.
+* :func:`run_derived_evaluate`: 001's zero-shot (fine-tune on natural, test on derived) and
+  supervised (fine-tune and test on derived) scores and Delta = SUP - ZS per task, with the
+  alignment score of the pre-trained embeddings (001: share of natural tokens whose
+  cosine-nearest derived token is their counterpart) and, by layer, the word alignment
+  score and AER of the natural-derived test pairs (exact gold links: the transformation's
+  own permutation).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.io import PathLike, read_json, write_json
+
+log = logging.getLogger(__name__)
+
+#: The language code of the derived side in pre-training files and task results.
+DERIVED = "xx"
+
+#: Keys of a training-settings mapping that go to :class:`~xlalign.pretrain.trainer.PretrainParams`.
+_PARAM_KEYS = (
+    "steps", "gradient_accumulation", "max_length", "learning_rate", "weight_decay",
+    "warmup_steps", "adam_epsilon", "max_grad_norm", "mlm_probability", "eval_every",
+    "log_every", "validation_batch_size",
+)  # fmt: skip
+
+
+def training_params(section: Mapping[str, Any], *, steps: int | None = None) -> dict[str, Any]:
+    """PretrainParams values from a stage's ``pretrain`` settings (``derived.pretrain``,
+    ``metapretrain.pretrain``); keys not given keep the trainer's defaults, and a
+    from-scratch model has its own MLM head (no head warm-up)."""
+    from xlalign.pretrain.trainer import PretrainParams
+
+    known = {f.name for f in dataclasses.fields(PretrainParams)}
+    out = {k: section[k] for k in _PARAM_KEYS if k in section}
+    unknown = set(section) - set(_PARAM_KEYS) - {"objectives", "validation_paragraphs"}
+    if unknown:
+        raise ConfigError(
+            f"pretrain settings: unknown keys {sorted(unknown)}; expected {_PARAM_KEYS}"
+        )
+    if steps is not None:
+        out["steps"] = int(steps)
+    out["head_warmup_steps"] = 0
+    assert set(out) <= known
+    return out
+
+
+def row_settings(section: Mapping[str, Any], row: str) -> dict[str, dict[str, Any]]:
+    """The objectives of pre-training row ``row`` with ``section['objectives']`` over the
+    defaults (:func:`xlalign.pretrain.recipes.row_objectives`)."""
+    from xlalign.pretrain.recipes import row_objectives
+
+    cfg = {"pretrain": {"objectives": section.get("objectives") or {}, "alignment_layer": None}}
+    return row_objectives(cfg, row)
+
+
+def build_derived_data(
+    *,
+    spec: str,
+    text: PathLike,
+    tasks: Mapping[str, Mapping[str, PathLike]],
+    task_settings: Mapping[str, Mapping[str, Any]],
+    out_dir: PathLike,
+    stats_path: PathLike,
+    max_paragraphs: int,
+    dictionary_fraction: float,
+    syntax: Mapping[str, Any],
+    seed: int,
+) -> dict[str, Any]:
+    """English and its derived language for ``spec``: ``<out_dir>/text/`` (pre-training
+    text, its parallel copy, the dictionary) and ``<out_dir>/tasks/<task>/`` (``tasks``:
+    task -> {train, dev} English files; natural and derived splits with exact gold links
+    of the test pairs), parsed once by spaCy's English pipeline."""
+    from xlalign.derived.data import build_derived_task, build_derived_text
+    from xlalign.derived.parse import load_parser, parser_info
+    from xlalign.derived.transforms import SyntaxParams, parse_spec
+
+    parse_spec(spec)
+    params = SyntaxParams.from_mapping(syntax)
+    nlp = load_parser()
+    out = Path(out_dir)
+    stats: dict[str, Any] = {"spec": spec, "seed": int(seed), "parser": parser_info(nlp)}
+    stats["text"] = build_derived_text(
+        text,
+        out / "text",
+        spec=spec,
+        seed=int(seed),
+        max_paragraphs=int(max_paragraphs),
+        dictionary_fraction=float(dictionary_fraction),
+        syntax=params,
+        nlp=nlp,
+    )
+    stats["tasks"] = {}
+    for task, files in sorted(tasks.items()):
+        stats["tasks"][task] = build_derived_task(
+            files["train"],
+            files["dev"],
+            out / "tasks" / task,
+            spec=spec,
+            seed=int(seed),
+            test_size=int(task_settings.get(task, {}).get("test_size", 200)),
+            syntax=params,
+            nlp=nlp,
+        )
+    write_json(stats_path, stats)
+    return stats
+
+
+def derived_files(data_dir: PathLike, *, code: str = DERIVED) -> dict[str, Any]:
+    """The pre-training inputs of one derived pair, as :func:`run_pretrain` reads them."""
+    d = Path(data_dir) / "text"
+    return {
+        "text": {"en": str(d / "natural.txt"), code: str(d / "derived.txt")},
+        "parallel": {f"en-{code}": str(d / "parallel.tsv")},
+        "dictionaries": {code: str(d / "dictionary.txt")},
+    }
+
+
+def run_derived_pretrain(
+    row: str,
+    *,
+    spec: str,
+    data_dir: PathLike,
+    output_dir: PathLike,
+    stats_path: PathLike,
+    work_dir: PathLike,
+    vocab_size: int,
+    arch: Mapping[str, Any],
+    section: Mapping[str, Any],
+    seed: int,
+    device: str | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Pre-train a from-scratch model on English + the derived language of ``spec`` with
+    row ``row``; writes the checkpoint to ``output_dir`` and the record to ``stats_path``."""
+    from xlalign.derived.transforms import parse_spec
+    from xlalign.derived.vocab import transliterated_vocabulary
+    from xlalign.encoders.scratch import ScratchArch, init_encoder, train_tokenizer
+    from xlalign.pretrain.run import run_pretrain
+    from xlalign.pretrain.text import read_paragraphs
+
+    parts = parse_spec(spec)
+    files = derived_files(data_dir)
+    natural = read_paragraphs(Path(files["text"]["en"]), "en")
+    work_dir = Path(work_dir)
+    tokenizer = train_tokenizer(natural, vocab_size=int(vocab_size), pre_tokenizer="whitespace")
+    natural_vocab = len(tokenizer)
+    if "trans" in parts:
+        tokenizer = transliterated_vocabulary(tokenizer)
+    base = init_encoder(tokenizer, work_dir / "init", arch=ScratchArch(**arch), seed=int(seed))
+    record = run_pretrain(
+        row,
+        encoder=base,
+        objectives=row_settings(section, row),
+        files=files,
+        params=training_params(section),
+        seed=int(seed),
+        output_dir=output_dir,
+        stats_path=stats_path,
+        work_dir=work_dir / "train",
+        hub="en",
+        validation_paragraphs=int(section.get("validation_paragraphs", 50)),
+        device=device,
+        progress=progress,
+    )
+    record.update(
+        spec=spec, vocabulary={"natural": natural_vocab, "total": len(tokenizer)}, arch=dict(arch)
+    )
+    write_json(stats_path, record)
+    return record
+
+
+def _metric(result: Mapping[str, Any], lang: str) -> float | None:
+    summary = result["summary"]
+    if lang == "en":
+        return summary.get("english")
+    return summary["per_language"].get(lang)
+
+
+def run_derived_evaluate(
+    *,
+    model_dir: PathLike,
+    model_name: str,
+    run: str,
+    spec: str,
+    tasks: Mapping[str, PathLike],
+    task_settings: Mapping[str, Mapping[str, Any]],
+    seed: int,
+    output: PathLike,
+    work_dir: PathLike,
+    layers_batch: int = 32,
+    device: str | None = None,
+) -> dict[str, Any]:
+    """ZS, SUP and Delta per task (``tasks``: task -> the derived task directory of
+    :func:`xlalign.derived.data.build_derived_task`), and the alignment analyses of the
+    model; written to ``output``."""
+    from xlalign.evaluation.tasks.run import run_finetune
+
+    work_dir = Path(work_dir)
+    out: dict[str, Any] = {
+        "model": model_name,
+        "run": run,
+        "spec": spec,
+        "seed": int(seed),
+        "tasks": {},
+    }
+    gold_source = None
+    for task, task_dir in sorted(tasks.items()):
+        d = Path(task_dir)
+        params = dict(task_settings.get(task, {}).get("params") or {})
+        runs = {}
+        for mode, side in (("zs", "natural"), ("sup", "derived")):
+            tests = {DERIVED: d / "derived" / "test.jsonl"}
+            if mode == "zs":
+                tests["en"] = d / "natural" / "test.jsonl"
+            runs[mode] = run_finetune(
+                task,
+                encoder=model_dir,
+                encoder_name=f"{model_name}/{mode}",
+                train=d / side / "train.jsonl",
+                dev=d / side / "dev.jsonl",
+                tests=tests,
+                seed=int(seed),
+                output_dir=work_dir / task / mode,
+                stats_path=work_dir / task / f"{mode}.json",
+                work_dir=work_dir / task / f"{mode}.work",
+                params=params,
+                device=device,
+                keep_model=False,
+            )
+        zs = _metric(runs["zs"], DERIVED)
+        sup = _metric(runs["sup"], DERIVED)
+        out["tasks"][task] = {
+            "metric": runs["zs"]["summary"]["metric"],
+            "zs": zs,
+            "sup": sup,
+            "delta": None if zs is None or sup is None else sup - zs,
+            "natural": _metric(runs["zs"], "en"),
+            "runs": {m: {k: r[k] for k in ("summary", "params", "data")} for m, r in runs.items()},
+        }
+        gold_source = gold_source or d
+    if gold_source is not None:
+        out["alignment"] = alignment_analysis(
+            model_dir, gold_source, spec=spec, batch_size=layers_batch, device=device
+        )
+    write_json(output, out)
+    return out
+
+
+def alignment_analysis(
+    model_dir: PathLike,
+    task_dir: PathLike,
+    *,
+    spec: str,
+    batch_size: int = 32,
+    device: str | None = None,
+    methods: Sequence[str] = ("argmax", "ot"),
+) -> dict[str, Any]:
+    """001's alignment score of the input embeddings (transliterating compositions only:
+    it needs the one-to-one vocabulary), and by layer the word alignment score and the AER
+    of word alignments from representations on the natural-derived test pairs."""
+    from transformers import AutoModel, AutoTokenizer
+
+    from xlalign.analysis import alignment_score as al
+    from xlalign.analysis import repr_align
+    from xlalign.derived.transforms import parse_spec
+    from xlalign.derived.vocab import token_pairs
+    from xlalign.evaluation.tasks.data import TaggedSentence, read_records
+    from xlalign.wordalign.aer import read_gold
+
+    d = Path(task_dir)
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
+    model = AutoModel.from_pretrained(str(model_dir), local_files_only=True)
+    out: dict[str, Any] = {}
+    if "trans" in parse_spec(spec):
+        emb = model.get_input_embeddings().weight.detach().cpu().numpy()
+        out["embedding_score"] = al.embedding_alignment_score(emb, token_pairs(tokenizer))
+    src = [r.tokens for r in read_records(d / "natural" / "test.jsonl", TaggedSentence)]
+    tgt = [r.tokens for r in read_records(d / "derived" / "test.jsonl", TaggedSentence)]
+    if len(src) != len(tgt):
+        raise InputError(f"{d}: natural and derived test sets differ in length")
+    gold_path = d / "gold.test.pharaoh"
+    gold = read_gold(gold_path)
+    s_states = al.layer_states(model, tokenizer, src, batch_size=batch_size, device=device)
+    t_states = al.layer_states(model, tokenizer, tgt, batch_size=batch_size, device=device)
+    links = [sorted(gold.get(i, (set(), set()))[0]) for i in range(len(src))]
+    depth = s_states[0].shape[0]
+    out["word_score_by_layer"] = [
+        al.contextual_alignment_score(
+            [s[layer] for s in s_states], [t[layer] for t in t_states], links
+        )
+        for layer in range(depth)
+    ]
+    out["aer_by_layer"] = {
+        m: [r.aer for r in rs]
+        for m, rs in repr_align.aer_by_layer(s_states, t_states, gold, methods=methods).items()
+    }
+    return out
+
+
+def read_evaluations(paths: Sequence[PathLike]) -> list[dict[str, Any]]:
+    """The records of :func:`run_derived_evaluate` (an :class:`InputError` names a file
+    that is not one)."""
+    out = []
+    for p in paths:
+        rec = read_json(p)
+        if "tasks" not in rec or "spec" not in rec:
+            raise InputError(f"{p}: not a derived-language evaluation record")
+        out.append(rec)
+    return out

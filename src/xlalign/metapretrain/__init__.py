@@ -1,0 +1,1 @@
+"""Meta-pretraining (004): a cross-lingual model initialised from a monolingual one."""

@@ -1,0 +1,1315 @@
+"""Tables and figures of issue 17's experiments: derived languages (001), meta-pretraining
+initialisation (004) and the alignment analyses of encoders (001/003/004).
+
+Three groups, each with pure functions from records to tables/figures and one ``write_*``
+per workflow rule (Markdown + LaTeX tables, PNG + SVG figures, a summary JSON, every file
+written atomically):
+
+* derived languages: :func:`derived_frame` (001 Table 3's shape: SUP, ZS, Δ per task and
+  the alignment score), :func:`derived_correlation` (001 Figure 3's Spearman correlation),
+  :func:`derived_figures` (001 Figures 2 and 3), :func:`write_derived`;
+* meta-pretraining: :func:`meta_frame` (004 Table 5's shape), :func:`meta_figure`
+  (retrieval accuracy by layer per variant), :func:`write_meta`;
+* encoder analyses: :func:`aer_frame`, :func:`aer_figure` (004 Figure 4),
+  :func:`word_score_figure`, :func:`distances_frame`, :func:`distances_figure` (003
+  Figure 1), :func:`write_analysis`.
+
+Seeds: a cell is the mean over seeds, ``± sample std`` with more than one. A record
+lacking a key the table needs is an :class:`InputError` naming the record and the key;
+``None`` values are missing (``–`` in tables, gaps in figures), never 0.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.io import PathLike, atomic_open, write_json
+from xlalign.reporting.formats import best_cells
+from xlalign.reporting.plots import PALETTE, save_figure, style
+from xlalign.reporting.tables import MISSING, SOURCE_KEY, Table
+
+Record = Mapping[str, Any]
+
+#: The transfer measures :func:`derived_correlation` can correlate with alignment.
+AGAINST = ("delta", "zs", "sup")
+#: 004 Table 5's variants in its order, with their display names.
+VARIANT_NAMES: dict[str, str] = {
+    "none": "None",
+    "body": "Body",
+    "emb": "Emb",
+    "both": "Both",
+    "both+dict": "Both+Dict",
+}
+#: The vocabulary-matching rules whose row counts 004's initialisation records.
+INIT_RULES = ("exact", "normalised", "dictionary", "fresh")
+#: Markers of the transformations in 001 Figure 3 (in first-seen order).
+MARKERS = ("o", "^", "s", "D", "v", "P", "X", "*")
+EN_XX = "en->xx"
+
+
+# ---------------------------------------------------------------------------- tables
+
+
+@dataclass
+class AnalysisTable(Table):
+    """A :class:`~xlalign.reporting.tables.Table` whose best cells follow each column's
+    direction: ``lower_is_better`` columns (Δ, AER) take the minimum, ``not_scores``
+    (counts, layers, descriptive statistics) are never bolded."""
+
+    lower_is_better: tuple[str, ...] = ()
+    not_scores: tuple[str, ...] = ()
+
+    def best(self) -> set[tuple[object, object]]:
+        return best_cells(self.values, lower_is_better=self.lower_is_better, skip=self.not_scores)
+
+    def summary(self) -> dict[str, Any]:
+        """Caption, notes and every cell (mean, std, seeds) for the summary JSON."""
+        cells: dict[str, dict[str, Any]] = {}
+        for row_id, row, n in zip(self.spaces, self.values.index, self.seeds, strict=True):
+            cells[row_id] = {
+                str(col): {
+                    "mean": _json_float(self.values.at[row, col]),
+                    "std": _json_float(self.std.at[row, col]),
+                }
+                for col in self.values.columns
+            }
+            cells[row_id]["seeds"] = n
+        return {
+            "caption": self.caption,
+            "footnotes": list(self.footnotes),
+            "rows": [str(r) for r in self.frame.index],
+            "columns": [str(c) for c in self.frame.columns],
+            "cells": cells,
+        }
+
+
+def _json_float(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def _stats(vals: Sequence[float]) -> tuple[float, float]:
+    """(mean, sample std) of the seeds' values; NaN for none / std of one."""
+    if not vals:
+        return math.nan, math.nan
+    mean = statistics.fmean(vals)
+    return mean, (statistics.stdev(vals) if len(vals) > 1 else math.nan)
+
+
+def _text(vals: Sequence[float], decimals: int) -> str:
+    if not vals:
+        return MISSING
+    mean, std = _stats(vals)
+    if len(vals) == 1:
+        return f"{mean:.{decimals}f}"
+    return f"{mean:.{decimals}f} ± {std:.{decimals}f}"
+
+
+def _table(
+    name: str,
+    caption: str,
+    index_name: str,
+    rows: Sequence[tuple[str, str]],
+    columns: Sequence[str],
+    cells: Mapping[tuple[str, str], Sequence[float]],
+    *,
+    decimals: Mapping[str, int] | int,
+    seeds: Sequence[int],
+    footnotes: Sequence[str] = (),
+    lower_is_better: Sequence[str] = (),
+    not_scores: Sequence[str] = (),
+    fixed: Mapping[tuple[str, str], str] | None = None,
+) -> AnalysisTable:
+    """An :class:`AnalysisTable` from per-seed values: ``rows`` are (id, display name),
+    ``cells[(row id, column)]`` the values over seeds; ``fixed`` display texts replace
+    the formatted ones (e.g. a layer index)."""
+    labels = [label for _, label in rows]
+    frame = pd.DataFrame(index=pd.Index(labels, name=index_name), columns=list(columns))
+    values = pd.DataFrame(np.nan, index=frame.index, columns=list(columns), dtype=float)
+    std = values.copy()
+    for row_id, label in rows:
+        for col in columns:
+            vals = list(cells.get((row_id, col), ()))
+            dec = decimals if isinstance(decimals, int) else decimals.get(col, 2)
+            frame.at[label, col] = _text(vals, dec)
+            values.at[label, col], std.at[label, col] = _stats(vals)
+            if fixed and (row_id, col) in fixed:
+                frame.at[label, col] = fixed[(row_id, col)]
+    return AnalysisTable(
+        name=name,
+        caption=caption,
+        spaces=[row_id for row_id, _ in rows],
+        frame=frame,
+        values=values,
+        std=std,
+        seeds=list(seeds),
+        footnotes=list(footnotes),
+        lower_is_better=tuple(lower_is_better),
+        not_scores=tuple(not_scores),
+    )
+
+
+# ---------------------------------------------------------------------------- checks
+
+
+def _where(rec: Record, k: int, kind: str) -> str:
+    src = rec.get(SOURCE_KEY)
+    if src:
+        return str(src)
+    name = rec.get("model", rec.get("encoder", rec.get("aligner")))
+    return f"{kind} record {k}" + (f" ({name!r})" if name is not None else "")
+
+
+def _get(rec: Any, keys: str, where: str) -> Any:
+    """``rec[k1][k2]...`` for the dotted ``keys``; a missing key names the record and key."""
+    value = rec
+    for key in keys.split("."):
+        if not isinstance(value, Mapping) or key not in value:
+            raise InputError(f"{where}: missing key {keys!r}")
+        value = value[key]
+    return value
+
+
+def _num(value: Any, at: str) -> float | None:
+    """A finite float, or None for None/NaN; anything else names ``at``."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputError(f"{at}: expected a number or None, got {value!r}")
+    value = float(value)
+    if math.isnan(value):
+        return None
+    if math.isinf(value):
+        raise InputError(f"{at}: expected a finite number, got {value}")
+    return value
+
+
+def _series(values: Any, at: str) -> list[float | None]:
+    if isinstance(values, str | bytes | Mapping) or not isinstance(values, Sequence):
+        raise InputError(f"{at}: expected a list of numbers (one per layer), got {values!r}")
+    return [_num(v, f"{at}[{i}]") for i, v in enumerate(values)]
+
+
+def _nan(values: Sequence[float | None]) -> list[float]:
+    return [math.nan if v is None else v for v in values]
+
+
+def _seed_key(rec: Record, where: str) -> int:
+    seed = _get(rec, "seed", where)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise InputError(f"{where}: key 'seed': expected an integer, got {seed!r}")
+    return seed
+
+
+def _write_text(path: PathLike, text: str) -> None:
+    with atomic_open(path) as fh:
+        fh.write(text)
+
+
+# ---------------------------------------------------------------------------- A. derived
+
+
+def spec_label(spec: str) -> str:
+    """001's name of a composition: ``trans+inv`` -> ``Trans + Inv``."""
+    return " + ".join(part.strip().capitalize() for part in spec.split("+"))
+
+
+def _derived_run(rec: Record, where: str) -> str:
+    """The pre-training row: ``run``, else the model id ``<run>.<spec>.s<seed>`` cut."""
+    if "run" in rec:
+        return str(rec["run"])
+    model, spec = str(_get(rec, "model", where)), str(_get(rec, "spec", where))
+    suffix = f".{spec}.s{_seed_key(rec, where)}"
+    if not model.endswith(suffix):
+        raise InputError(f"{where}: missing key 'run' and model {model!r} is not '<run>{suffix}'")
+    return model[: -len(suffix)]
+
+
+@dataclass
+class _Derived:
+    rows: list[tuple[str, str]]  # (run, spec) in first-seen order
+    tasks: list[str]
+    metric: dict[str, str]
+    # (run, spec) -> measure ("zs", "sup", "delta", "natural", "alignment") per task -> seeds
+    values: dict[tuple[str, str], dict[tuple[str, str], list[float]]]
+    seeds: dict[tuple[str, str], set[int]]
+
+
+def _collect_derived(records: Sequence[Record], tasks: Sequence[str] | None) -> _Derived:
+    if not records:
+        raise InputError("derived languages: no evaluation records")
+    data = _Derived([], [], {}, {}, {})
+    for k, rec in enumerate(records):
+        where = _where(rec, k, "derived-language evaluation")
+        run, spec = _derived_run(rec, where), str(_get(rec, "spec", where))
+        seed = _seed_key(rec, where)
+        key = (run, spec)
+        if key not in data.values:
+            data.rows.append(key)
+            data.values[key], data.seeds[key] = {}, set()
+        if seed in data.seeds[key]:
+            raise InputError(f"{where}: a second record for run {run!r}, {spec!r}, seed {seed}")
+        data.seeds[key].add(seed)
+        per_task = _get(rec, "tasks", where)
+        if not isinstance(per_task, Mapping):
+            raise InputError(f"{where}: key 'tasks': expected a mapping task -> scores")
+        for task, res in per_task.items():
+            if tasks is not None and task not in tasks:
+                continue
+            if task not in data.tasks:
+                data.tasks.append(task)
+            at = f"{where}: tasks.{task}"
+            zs = _num(_get(res, "zs", at), f"{at}.zs")
+            sup = _num(_get(res, "sup", at), f"{at}.sup")
+            delta = _num(res.get("delta"), f"{at}.delta")
+            if delta is None and zs is not None and sup is not None:
+                delta = sup - zs
+            data.metric.setdefault(task, str(res.get("metric", "score")))
+            for measure, v in (
+                ("zs", zs),
+                ("sup", sup),
+                ("delta", delta),
+                ("natural", _num(res.get("natural"), f"{at}.natural")),
+            ):
+                if v is not None:
+                    data.values[key].setdefault((task, measure), []).append(v)
+        align = rec.get("alignment") or {}
+        score = _num(align.get("embedding_score"), f"{where}: alignment.embedding_score")
+        if score is not None:
+            data.values[key].setdefault(("", "alignment"), []).append(score)
+    if tasks is not None:
+        missing = [t for t in tasks if t not in data.tasks]
+        if missing:
+            raise InputError(f"derived languages: no record has task(s) {missing}")
+    if not data.tasks:
+        raise InputError("derived languages: the records have no task results")
+    return data
+
+
+def _derived_columns(task: str) -> tuple[str, str, str]:
+    return f"{task} SUP", f"{task} ZS", f"{task} Δ"
+
+
+def derived_frame(
+    records: Sequence[Record],
+    task: str | Sequence[str] | None = None,
+    *,
+    decimals: int = 1,
+) -> AnalysisTable:
+    """001 Table 3's shape: one row per pre-training run x transformation, per task
+    ``<task> SUP`` (fine-tuned and tested on the derived language), ``<task> ZS``
+    (fine-tuned on the natural language, tested on the derived one) and ``<task> Δ`` =
+    SUP − ZS (lower = better transfer, bolded as best), and ``Alignment``, 001's
+    alignment score of the input embeddings (percent of natural tokens whose most
+    cosine-similar derived token is their counterpart; only with transliteration).
+
+    ``task``: one task, several, or None for every task in the records (first-seen
+    order). A cell is the mean over seeds (``± sample std`` with more than one); Δ is
+    each seed's SUP − ZS, averaged.
+    """
+    tasks = [task] if isinstance(task, str) else (None if task is None else list(task))
+    data = _collect_derived(records, tasks)
+    columns = [c for t in data.tasks for c in _derived_columns(t)] + ["Alignment"]
+    cells: dict[tuple[str, str], list[float]] = {}
+    row_ids = []
+    for run, spec in data.rows:
+        row_id = f"{run}.{spec}"
+        row_ids.append((row_id, f"{run}, {spec_label(spec)}"))
+        vals = data.values[(run, spec)]
+        for t in data.tasks:
+            sup_c, zs_c, d_c = _derived_columns(t)
+            for col, measure in ((sup_c, "sup"), (zs_c, "zs"), (d_c, "delta")):
+                cells[(row_id, col)] = vals.get((t, measure), [])
+        cells[(row_id, "Alignment")] = vals.get(("", "alignment"), [])
+    n_seeds = [len(data.seeds[r]) for r in data.rows]
+    metrics = ", ".join(f"{t}: {data.metric[t]}" for t in data.tasks)
+    notes = [
+        "SUP: fine-tuned and tested on the derived language; ZS: fine-tuned on the natural "
+        "language, tested on the derived one; Δ = SUP − ZS, each seed's difference "
+        f"(lower = better transfer). Metrics ({metrics}) in percent.",
+        "Alignment: 001's alignment score of the input embeddings, the percentage of "
+        "natural-language tokens whose most cosine-similar derived token is their "
+        f"counterpart; {MISSING} for a transformation without transliteration (no "
+        "one-to-one vocabulary).",
+        _seeds_text(n_seeds),
+    ]
+    return _table(
+        "derived",
+        "Derived languages (001 Table 3): supervised, zero-shot and Δ per task, and the "
+        "embedding alignment score",
+        "Pre-training, transformation",
+        row_ids,
+        columns,
+        cells,
+        decimals=decimals,
+        seeds=n_seeds,
+        footnotes=notes,
+        lower_is_better=[_derived_columns(t)[2] for t in data.tasks],
+    )
+
+
+def _seeds_text(n_seeds: Sequence[int]) -> str:
+    if not n_seeds or max(n_seeds) <= 1:
+        return "One seed per row."
+    counts = sorted(set(n_seeds))
+    return (
+        f"Mean ± sample std over seeds ({'/'.join(map(str, counts))} per row); a row "
+        "with one seed has no std."
+    )
+
+
+def derived_correlation(
+    records: Sequence[Record], task: str, against: str = "delta"
+) -> dict[str, Any]:
+    """Spearman's rank correlation between 001's alignment score and transfer on ``task``
+    across the table's rows (each run x transformation with an alignment score: the
+    points of 001 Figure 3, each the mean over its seeds), two-sided p-value
+    (``scipy.stats.spearmanr``).
+
+    ``against``: ``delta`` (Δ = SUP − ZS, 001's measure), ``zs`` or ``sup``. Sign: the
+    rho reported is exactly ``spearmanr(alignment, y)``. Against Δ, a *negative* rho
+    means "more alignment, smaller Δ, better transfer". 001 (Figure 3, Appendix E)
+    quotes this relation as positive (rho_s = 0.73 for XNLI: "better transfer (lower Δ)
+    is strongly correlated with better alignment"), i.e. with the sign of
+    rho(alignment, −Δ); their 0.73 is −0.73 here. Against ZS the signs agree.
+
+    Returns ``{"task", "x": "alignment", "y", "rho", "p_value", "n", "points"}``;
+    ``rho`` and ``p_value`` are None with a ``reason`` when fewer than 3 points or
+    either variable is constant (no rank correlation defined).
+    """
+    if against not in AGAINST:
+        raise ConfigError(f"against: expected one of {list(AGAINST)}, got {against!r}")
+    data = _collect_derived(records, [task])
+    points = []
+    for run, spec in data.rows:
+        vals = data.values[(run, spec)]
+        x, y = vals.get(("", "alignment")), vals.get((task, against))
+        if x and y:
+            points.append(
+                {"run": run, "spec": spec, "x": statistics.fmean(x), "y": statistics.fmean(y)}
+            )
+    out: dict[str, Any] = {
+        "task": task,
+        "x": "alignment",
+        "y": against,
+        "rho": None,
+        "p_value": None,
+        "n": len(points),
+        "points": points,
+    }
+    xs = [p["x"] for p in points]
+    ys = [p["y"] for p in points]
+    if len(points) < 3:
+        out["reason"] = f"{len(points)} point(s) with both alignment and {against}; need 3"
+    elif len(set(xs)) == 1 or len(set(ys)) == 1:
+        which = "alignment" if len(set(xs)) == 1 else against
+        out["reason"] = f"{which} is constant across the {len(points)} points"
+    else:
+        from scipy.stats import spearmanr
+
+        res = spearmanr(xs, ys, alternative="two-sided")
+        out["rho"], out["p_value"] = float(res.statistic), float(res.pvalue)
+    return out
+
+
+def _y_label(against: str, metric: str) -> str:
+    return {
+        "delta": f"Δ = SUP − ZS ({metric}, lower = better transfer)",
+        "zs": f"ZS ({metric})",
+        "sup": f"SUP ({metric})",
+    }[against]
+
+
+def _corr_text(corr: Mapping[str, Any]) -> str:
+    if corr.get("rho") is None:
+        return f"Spearman ρ: n/a ({corr.get('reason', 'not computed')})"
+    return f"Spearman ρ = {corr['rho']:.2f}, p = {corr['p_value']:.2g} (n = {corr['n']})"
+
+
+def derived_bars_figure(records: Sequence[Record], tasks: Sequence[str] | None = None) -> Figure:
+    """001 Figure 2: ZS and SUP bars per pre-training run, one panel per transformation
+    (columns) and task (rows); error bars: std over seeds where there are several."""
+    data = _collect_derived(records, tasks)
+    runs = list(dict.fromkeys(r for r, _ in data.rows))
+    specs = list(dict.fromkeys(s for _, s in data.rows))
+    with style():
+        fig = Figure(
+            figsize=(0.8 + max(2.6, 0.9 * len(runs)) * len(specs), 0.8 + 2.6 * len(data.tasks))
+        )
+        axes = fig.subplots(len(data.tasks), len(specs), squeeze=False, sharey="row")
+        for r, task in enumerate(data.tasks):
+            for c, spec in enumerate(specs):
+                ax = axes[r][c]
+                for i, (measure, label) in enumerate((("zs", "ZS"), ("sup", "SUP"))):
+                    xs, ys, errs = [], [], []
+                    for g, run in enumerate(runs):
+                        vals = data.values.get((run, spec), {}).get((task, measure), [])
+                        if vals:
+                            mean, std = _stats(vals)
+                            xs.append(g + (i - 0.5) * 0.38)
+                            ys.append(mean)
+                            errs.append(0.0 if math.isnan(std) else std)
+                    ax.bar(xs, ys, width=0.38, color=PALETTE[i], label=label)
+                    if any(errs):
+                        ax.errorbar(xs, ys, yerr=errs, fmt="none", ecolor="#333333", capsize=2)
+                ax.set_xticks(range(len(runs)), runs, rotation=30, ha="right")
+                ax.set_xlim(-0.6, len(runs) - 0.4)
+                ax.grid(axis="x", visible=False)
+                ax.set_title(f"{spec_label(spec)}: {task}")
+                if c == 0:
+                    ax.set_ylabel(f"{task} {data.metric[task]}, %")
+        fig.suptitle(
+            "Derived languages: zero-shot (ZS: fine-tuned on natural) and supervised (SUP) "
+            "on the derived test set"
+        )
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=2)
+    return fig
+
+
+def derived_scatter_figure(
+    records: Sequence[Record], tasks: Sequence[str] | None = None, against: str = "delta"
+) -> Figure:
+    """001 Figure 3: alignment score against Δ (or ``against``), one panel per task, one
+    point per run x transformation (mean over seeds): colour per run, marker per
+    transformation, Spearman's ρ and p in each panel's title."""
+    data = _collect_derived(records, tasks)
+    runs = list(dict.fromkeys(r for r, _ in data.rows))
+    specs = list(dict.fromkeys(s for _, s in data.rows))
+    with style():
+        fig = Figure(figsize=(0.6 + 3.6 * len(data.tasks), 3.8))
+        axes = fig.subplots(1, len(data.tasks), squeeze=False)[0]
+        for ax, task in zip(axes, data.tasks, strict=True):
+            corr = derived_correlation(records, task, against)
+            for p in corr["points"]:
+                ax.scatter(
+                    p["x"],
+                    p["y"],
+                    color=PALETTE[runs.index(p["run"]) % len(PALETTE)],
+                    marker=MARKERS[specs.index(p["spec"]) % len(MARKERS)],
+                    s=36,
+                )
+            ax.set_title(f"{task}\n{_corr_text(corr)}")
+            ax.set_xlabel("alignment (001 embedding score), %")
+            ax.set_ylabel(_y_label(against, data.metric[task]))
+        handles = [
+            Line2D([], [], color=PALETTE[i % len(PALETTE)], marker="o", linestyle="", label=r)
+            for i, r in enumerate(runs)
+        ] + [
+            Line2D(
+                [],
+                [],
+                color="#555555",
+                marker=MARKERS[i % len(MARKERS)],
+                linestyle="",
+                label=spec_label(s),
+            )
+            for i, s in enumerate(specs)
+        ]
+        fig.suptitle("Alignment and transfer across pre-training runs and transformations")
+        fig.legend(handles=handles, loc="outside lower center", ncols=min(6, len(handles)))
+    return fig
+
+
+def derived_figures(
+    records: Sequence[Record], stem: PathLike, tasks: Sequence[str] | None = None
+) -> list[Path]:
+    """Write 001 Figure 2 (``<stem>_transfer``) and, when any row has an alignment
+    score, Figure 3 (``<stem>_alignment``), each as PNG and SVG; return the paths."""
+    stem = Path(stem)
+    paths = save_figure(
+        derived_bars_figure(records, tasks), stem.with_name(f"{stem.name}_transfer")
+    )
+    data = _collect_derived(records, tasks)
+    if any(("", "alignment") in v for v in data.values.values()):
+        paths += save_figure(
+            derived_scatter_figure(records, tasks), stem.with_name(f"{stem.name}_alignment")
+        )
+    return paths
+
+
+def write_derived(
+    records: Sequence[Record],
+    *,
+    out_md: PathLike,
+    out_tex: PathLike,
+    fig_stem: PathLike,
+    summary_json: PathLike,
+    tasks: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """The derived-language table (``out_md``, ``out_tex``), the alignment/Δ correlation
+    of every task (in the Markdown and the summary), the figures of
+    :func:`derived_figures` and ``summary_json``: the table's cells, the correlations
+    (with their points) and the figure file names."""
+    table = derived_frame(records, tasks)
+    task_ids = [c[: -len(" Δ")] for c in table.lower_is_better]
+    corrs = {t: derived_correlation(records, t, "delta") for t in task_ids}
+    lines = [
+        f"- {t}: alignment vs Δ, {_corr_text(c)}; negative = more alignment, better transfer "
+        "(001 quotes the opposite sign)"
+        for t, c in corrs.items()
+    ]
+    md = "\n".join(
+        [
+            "# Derived languages (001)",
+            "",
+            table.to_markdown().rstrip("\n"),
+            "",
+            "## Alignment and transfer (001 Figure 3)",
+            "",
+            *lines,
+            "",
+        ]
+    )
+    paths = derived_figures(records, fig_stem, tasks)
+    _write_text(out_md, md)
+    _write_text(out_tex, table.to_latex())
+    summary = {
+        "table": table.summary(),
+        "correlations": corrs,
+        "figures": [p.name for p in paths],
+    }
+    write_json(summary_json, summary)
+    return summary
+
+
+# ---------------------------------------------------------------------------- B. meta
+
+
+def _variant(rec: Record, where: str) -> str:
+    pre = rec.get("pretrain") or {}
+    if pre.get("variant"):
+        return str(pre["variant"])
+    model = str(_get(rec, "model", where))
+    base = model.rsplit(".s", 1)[0]
+    if not base.startswith("meta-"):
+        raise InputError(f"{where}: missing key 'pretrain.variant' (model {model!r})")
+    return base[len("meta-") :]
+
+
+def _en_xx(acc: Any, at: str) -> float | None:
+    if isinstance(acc, Mapping):
+        if EN_XX not in acc:
+            raise InputError(f"{at}: missing key {EN_XX!r}")
+        return _num(acc[EN_XX], f"{at}.{EN_XX}")
+    return _num(acc, at)
+
+
+@dataclass
+class _Meta:
+    variants: list[str]
+    tasks: list[str]
+    sets: list[str]
+    seeds: dict[str, list[int]]
+    # variant -> seed -> task -> language -> score; retrieval set -> language -> acc / sweep
+    scores: dict[str, dict[int, dict[str, dict[str, float]]]]
+    acc: dict[str, dict[int, dict[str, dict[str, float]]]]
+    sweep: dict[str, dict[int, dict[str, dict[str, list[float | None]]]]]
+    layer: dict[str, int | None]
+    counts: dict[str, dict[int, dict[str, float]]]
+
+
+def _collect_meta(records: Sequence[Record]) -> _Meta:
+    if not records:
+        raise InputError("meta-pretraining: no evaluation records")
+    m = _Meta([], [], [], {}, {}, {}, {}, {}, {})
+    for k, rec in enumerate(records):
+        where = _where(rec, k, "meta-pretraining evaluation")
+        variant, seed = _variant(rec, where), _seed_key(rec, where)
+        if variant not in m.variants:
+            m.variants.append(variant)
+            m.seeds[variant] = []
+            for d in (m.scores, m.acc, m.sweep, m.counts):
+                d[variant] = {}
+        if seed in m.seeds[variant]:
+            raise InputError(f"{where}: a second record for variant {variant!r}, seed {seed}")
+        m.seeds[variant].append(seed)
+        m.scores[variant][seed] = {}
+        per_task = _get(rec, "tasks", where)
+        if not isinstance(per_task, Mapping):
+            raise InputError(f"{where}: key 'tasks': expected a mapping task -> results")
+        for task, res in per_task.items():
+            at = f"{where}: tasks.{task}"
+            per_lang = _get(res, "summary.per_language", at)
+            if not isinstance(per_lang, Mapping):
+                raise InputError(f"{at}: key 'summary.per_language': expected a mapping")
+            if task not in m.tasks:
+                m.tasks.append(task)
+            m.scores[variant][seed][task] = _present(per_lang, f"{at}.summary.per_language")
+        m.acc[variant][seed], m.sweep[variant][seed] = {}, {}
+        for name, res in (rec.get("retrieval") or {}).items():
+            at = f"{where}: retrieval.{name}"
+            langs = _get(res, "languages", at)
+            if name not in m.sets:
+                m.sets.append(name)
+                m.layer[name] = res.get("layer")
+            accs, sweeps = {}, {}
+            for lang, r in langs.items():
+                a = _en_xx(_get(r, "accuracy", f"{at}.languages.{lang}"), f"{at}.{lang}.accuracy")
+                if a is not None:
+                    accs[lang] = a
+                sw = r.get("sweep")
+                if sw is not None:
+                    sw = sw.get(EN_XX) if isinstance(sw, Mapping) else sw
+                    if sw is not None:
+                        sweeps[lang] = _series(sw, f"{at}.languages.{lang}.sweep.{EN_XX}")
+            m.acc[variant][seed][name], m.sweep[variant][seed][name] = accs, sweeps
+        counts = (((rec.get("pretrain") or {}).get("initialisation") or {}).get("counts")) or {}
+        m.counts[variant][seed] = _present(
+            {rule: counts.get(rule) for rule in INIT_RULES},
+            f"{where}: pretrain.initialisation.counts",
+        )
+    order = [v for v in VARIANT_NAMES if v in m.variants]
+    m.variants = order + [v for v in m.variants if v not in VARIANT_NAMES]
+    return m
+
+
+def _present(values: Mapping[str, Any], at: str) -> dict[str, float]:
+    """The keys of ``values`` with a number (None/NaN dropped), as floats."""
+    out = {}
+    for key, value in values.items():
+        v = _num(value, f"{at}.{key}")
+        if v is not None:
+            out[str(key)] = v
+    return out
+
+
+def _common(per: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
+    """Languages present in every mapping (sorted), and those left out."""
+    if not per:
+        return [], []
+    every = set.union(*(set(p) for p in per))
+    common = set.intersection(*(set(p) for p in per))
+    return sorted(common), sorted(every - common)
+
+
+def meta_frame(records: Sequence[Record], *, decimals: int = 1) -> AnalysisTable:
+    """004 Table 5's shape: one row per initialisation variant (None, Body, Emb, Both,
+    Both+Dict), per task the zero-shot score averaged over the non-English test
+    languages, per retrieval set accuracy@1 en→xx at the configured layer averaged over
+    its languages, and the number of embedding rows each vocabulary-matching rule
+    initialised (counts, never bolded).
+
+    An average over languages uses only the languages every record has (a footnote
+    names the others); each seed's average is taken first, then mean ± std over seeds.
+    """
+    m = _collect_meta(records)
+    columns: list[str] = []
+    cells: dict[tuple[str, str], list[float]] = {}
+    fixed: dict[tuple[str, str], str] = {}
+    notes: list[str] = []
+    for task in m.tasks:
+        col = f"{task} zero-shot"
+        columns.append(col)
+        per = [m.scores[v][s].get(task, {}) for v in m.variants for s in m.seeds[v]]
+        langs, left = _common(per)
+        for v in m.variants:
+            cells[(v, col)] = [
+                statistics.fmean(m.scores[v][s][task][lang] for lang in langs)
+                for s in m.seeds[v]
+                if langs and task in m.scores[v][s]
+            ]
+        notes.append(
+            f"{col}: mean over {', '.join(langs) or 'no language'} (fine-tuned on English)"
+            + (f"; left out (missing in some record): {', '.join(left)}" if left else "")
+            + "."
+        )
+    for name in m.sets:
+        col = f"{name} en→xx"
+        columns.append(col)
+        per = [m.acc[v][s].get(name, {}) for v in m.variants for s in m.seeds[v]]
+        langs, left = _common(per)
+        for v in m.variants:
+            cells[(v, col)] = [
+                statistics.fmean(m.acc[v][s][name][lang] for lang in langs)
+                for s in m.seeds[v]
+                if langs and name in m.acc[v][s]
+            ]
+        notes.append(
+            f"{col}: accuracy@1 with English queries at layer {m.layer.get(name)}, mean over "
+            f"{', '.join(langs) or 'no language'}"
+            + (f"; left out: {', '.join(left)}" if left else "")
+            + "."
+        )
+    rules = [
+        r for r in INIT_RULES if any(r in m.counts[v][s] for v in m.variants for s in m.seeds[v])
+    ]
+    for rule in rules:
+        col = f"rows: {rule}"
+        columns.append(col)
+        for v in m.variants:
+            vals = [m.counts[v][s][rule] for s in m.seeds[v] if rule in m.counts[v][s]]
+            cells[(v, col)] = vals
+            if vals and len(set(vals)) == 1:  # deterministic matching: the same every seed
+                fixed[(v, col)] = f"{vals[0]:.0f}"
+    if rules:
+        notes.append(
+            "rows: embedding rows of the cross-lingual vocabulary initialised by exact match, "
+            "normalised match, bilingual dictionary, or left fresh (random)."
+        )
+    n_seeds = [len(m.seeds[v]) for v in m.variants]
+    notes.append(_seeds_text(n_seeds))
+    rows = [(v, VARIANT_NAMES.get(v, v)) for v in m.variants]
+    count_cols = [f"rows: {r}" for r in rules]
+    return _table(
+        "metapretrain",
+        "Meta-pretraining (004 Table 5): initialising the Transformer body, the embeddings, "
+        "both or neither",
+        "Initialised",
+        rows,
+        columns,
+        cells,
+        decimals={**dict.fromkeys(columns, decimals), **dict.fromkeys(count_cols, 0)},
+        seeds=n_seeds,
+        footnotes=notes,
+        not_scores=count_cols,
+        fixed=fixed,
+    )
+
+
+def meta_retrieval_figure(records: Sequence[Record]) -> Figure:
+    """Accuracy@1 en→xx by layer per variant (mean over the retrieval set's common
+    languages, then over seeds), one panel per retrieval set; the configured layer
+    dotted."""
+    m = _collect_meta(records)
+    sets = [
+        s for s in m.sets if any(m.sweep[v][sd].get(s) for v in m.variants for sd in m.seeds[v])
+    ]
+    if not sets:
+        raise InputError("meta-pretraining: no record has a retrieval sweep by layer")
+    with style():
+        fig = Figure(figsize=(0.6 + 3.8 * len(sets), 3.6))
+        axes = fig.subplots(1, len(sets), squeeze=False)[0]
+        for ax, name in zip(axes, sets, strict=True):
+            per = [m.sweep[v][s].get(name, {}) for v in m.variants for s in m.seeds[v]]
+            langs, _ = _common(per)
+            for i, v in enumerate(m.variants):
+                curves = [
+                    _layer_mean([m.sweep[v][s][name][lang] for lang in langs])
+                    for s in m.seeds[v]
+                    if langs and name in m.sweep[v][s]
+                ]
+                if not curves:
+                    continue
+                line = _layer_mean(curves)
+                ax.plot(
+                    range(len(line)),
+                    _nan(line),
+                    color=PALETTE[i % len(PALETTE)],
+                    marker="o",
+                    markersize=3,
+                    label=VARIANT_NAMES.get(v, v),
+                )
+            if m.layer.get(name) is not None:
+                ax.axvline(m.layer[name], color="#555555", linestyle=":", linewidth=1.0)
+            ax.set_title(f"{name}: mean of {', '.join(langs)}")
+            ax.set_xlabel("layer (hidden_states; 0 = embeddings)")
+            ax.set_ylabel("accuracy@1 en→xx, %")
+            ax.xaxis.get_major_locator().set_params(integer=True)
+        fig.suptitle("Meta-pretraining variants: retrieval accuracy@1 en→xx by layer")
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(5, len(labels) or 1))
+    return fig
+
+
+def _layer_mean(curves: Sequence[Sequence[float | None]]) -> list[float | None]:
+    """Mean per layer over curves (None where any curve lacks the layer)."""
+    depth = max(len(c) for c in curves)
+    out: list[float | None] = []
+    for layer in range(depth):
+        vals = [c[layer] if layer < len(c) else None for c in curves]
+        out.append(None if any(v is None for v in vals) else statistics.fmean(vals))  # type: ignore[arg-type]
+    return out
+
+
+def meta_figure(records: Sequence[Record], stem: PathLike) -> list[Path]:
+    """Write :func:`meta_retrieval_figure` as ``<stem>.png`` and ``<stem>.svg``."""
+    return save_figure(meta_retrieval_figure(records), stem)
+
+
+def write_meta(
+    records: Sequence[Record],
+    *,
+    out_md: PathLike,
+    out_tex: PathLike,
+    fig_stem: PathLike,
+    summary_json: PathLike,
+) -> dict[str, Any]:
+    """The meta-pretraining table (``out_md``, ``out_tex``), the retrieval figure
+    (``<fig_stem>_retrieval``, when any record has a sweep) and ``summary_json``: the
+    table's cells and the figure file names."""
+    table = meta_frame(records)
+    m = _collect_meta(records)
+    paths: list[Path] = []
+    if any(m.sweep[v][s].get(n) for v in m.variants for s in m.seeds[v] for n in m.sets):
+        stem = Path(fig_stem)
+        paths = meta_figure(records, stem.with_name(f"{stem.name}_retrieval"))
+    md = "\n".join(["# Meta-pretraining initialisation (004)", "", table.to_markdown()])
+    _write_text(out_md, md)
+    _write_text(out_tex, table.to_latex())
+    summary = {"table": table.summary(), "figures": [p.name for p in paths]}
+    write_json(summary_json, summary)
+    return summary
+
+
+# ---------------------------------------------------------------------------- C. encoders
+
+
+def _methods(records: Sequence[Record]) -> list[str]:
+    seen: list[str] = []
+    for k, rec in enumerate(records):
+        aer = _get(rec, "aer_by_layer", _where(rec, k, "encoder analysis"))
+        if not isinstance(aer, Mapping):
+            raise InputError(
+                f"{_where(rec, k, 'encoder analysis')}: aer_by_layer: expected a mapping"
+            )
+        seen += [m for m in aer if m not in seen]
+    first = [m for m in ("argmax", "ot") if m in seen]
+    return first + [m for m in seen if m not in first]
+
+
+def best_layer(values: Sequence[float | None]) -> int | None:
+    """The layer of the lowest AER (the first one on ties); None when every layer is
+    missing."""
+    best = None
+    for layer, v in enumerate(values):
+        if v is not None and (best is None or v < values[best]):  # type: ignore[operator]
+            best = layer
+    return best
+
+
+def best_aer(records: Sequence[Record]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Encoder -> method -> ``{"layer", "aer", "last_layer", "last_layer_aer"}``: the
+    argmin of AER over layers (0 = embeddings) and the last layer's AER."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for k, rec in enumerate(records):
+        where = _where(rec, k, "encoder analysis")
+        enc = str(_get(rec, "encoder", where))
+        if enc in out:
+            raise InputError(f"{where}: a second record for encoder {enc!r}")
+        out[enc] = {}
+        for method, vals in _get(rec, "aer_by_layer", where).items():
+            aer = _series(vals, f"{where}: aer_by_layer.{method}")
+            b = best_layer(aer)
+            out[enc][method] = {
+                "layer": b,
+                "aer": None if b is None else aer[b],
+                "last_layer": len(aer) - 1,
+                "last_layer_aer": aer[-1] if aer else None,
+            }
+    return out
+
+
+def aer_frame(
+    records: Sequence[Record], reference: Record | None = None, *, decimals: int = 3
+) -> AnalysisTable:
+    """One row per encoder x method (004: argmax / optimal transport over layer-l
+    similarities): the layer of the lowest AER, that AER, the AER at the last layer,
+    and precision / recall at the best layer when recorded; eflomal's symmetrised links
+    (``reference``) as a last row. AER (Och & Ney 2003) in [0, 1], lower is better."""
+    if not records:
+        raise InputError("encoder analyses: no records")
+    best = best_aer(records)
+    methods = _methods(records)
+    columns = ["best layer", "AER (best layer)", "AER (last layer)", "precision", "recall"]
+    cells: dict[tuple[str, str], list[float]] = {}
+    fixed: dict[tuple[str, str], str] = {}
+    rows: list[tuple[str, str]] = []
+    for k, rec in enumerate(records):
+        where = _where(rec, k, "encoder analysis")
+        enc = str(rec["encoder"])
+        for method in methods:
+            if method not in best[enc]:
+                continue
+            b = best[enc][method]
+            row_id = f"{enc}/{method}"
+            rows.append((row_id, f"{enc} ({method})"))
+            if b["layer"] is not None:
+                cells[(row_id, "best layer")] = [float(b["layer"])]
+                fixed[(row_id, "best layer")] = str(b["layer"])
+                cells[(row_id, "AER (best layer)")] = [b["aer"]]
+            if b["last_layer_aer"] is not None:
+                cells[(row_id, "AER (last layer)")] = [b["last_layer_aer"]]
+            for col in ("precision", "recall"):
+                per_layer = (rec.get(f"{col}_by_layer") or {}).get(method)
+                if per_layer is not None and b["layer"] is not None:
+                    vals = _series(per_layer, f"{where}: {col}_by_layer.{method}")
+                    if b["layer"] < len(vals) and vals[b["layer"]] is not None:
+                        cells[(row_id, col)] = [vals[b["layer"]]]
+    notes = [
+        "AER = 1 − (|A∩S| + |A∩P|) / (|A| + |S|) against the gold links (Och & Ney 2003; "
+        "lower is better); best layer = the layer of the lowest AER (0 = embeddings), "
+        "precision and recall at that layer."
+    ]
+    golds = {
+        str((rec.get("gold") or {}).get("source")): (rec.get("gold") or {}).get("sentences")
+        for rec in records
+    }
+    if reference:
+        ref_where = _where(reference, 0, "eflomal reference")
+        aer = _num(_get(reference, "aer", ref_where), f"{ref_where}: aer")
+        rows.append(("reference", str(reference.get("aligner", "eflomal"))))
+        fixed[("reference", "best layer")] = MISSING
+        if aer is not None:
+            cells[("reference", "AER (best layer)")] = [aer]
+        for col in ("precision", "recall"):
+            v = _num(reference.get(col), f"{ref_where}: {col}")
+            if v is not None:
+                cells[("reference", col)] = [v]
+        golds.setdefault(
+            str((reference.get("gold") or {}).get("source")),
+            (reference.get("gold") or {}).get("sentences"),
+        )
+        notes.append(
+            f"{reference.get('aligner', 'eflomal')}: the alignment stage's statistical "
+            "aligner, run on the gold sentences together with "
+            f"{reference.get('training_pairs', '?')} training pairs (no layers)."
+        )
+    gold_text = "; ".join(f"{g} ({n} sentences)" for g, n in golds.items())
+    notes.append(
+        f"Gold: {gold_text}."
+        if len(golds) == 1
+        else f"Warning: the rows use different gold sets ({gold_text}); not comparable."
+    )
+    return _table(
+        "aer",
+        "Word alignment from representations (004): AER by layer, best layer per encoder "
+        "and method",
+        "Encoder (method)",
+        rows,
+        columns,
+        cells,
+        decimals=decimals,
+        seeds=[1] * len(rows),
+        footnotes=notes,
+        fixed=fixed,
+        lower_is_better=["AER (best layer)", "AER (last layer)"],
+        not_scores=["best layer"],
+    )
+
+
+def aer_by_layer_figure(records: Sequence[Record], reference: Record | None = None) -> Figure:
+    """004 Figure 4: AER by layer, one line per encoder, one panel per method (argmax,
+    ot); eflomal's AER a dashed horizontal line."""
+    methods = _methods(records)
+    best_aer(records)  # validates every series
+    ref_aer = None
+    if reference:
+        where = _where(reference, 0, "eflomal reference")
+        ref_aer = _num(_get(reference, "aer", where), f"{where}: aer")
+    with style():
+        fig = Figure(figsize=(0.6 + 3.8 * len(methods), 3.6))
+        axes = fig.subplots(1, len(methods), squeeze=False, sharey=True)[0]
+        for ax, method in zip(axes, methods, strict=True):
+            for i, rec in enumerate(records):
+                vals = rec["aer_by_layer"].get(method)
+                if vals is None:
+                    continue
+                ax.plot(
+                    range(len(vals)),
+                    _nan(_series(vals, method)),
+                    color=PALETTE[i % len(PALETTE)],
+                    marker="o",
+                    markersize=3,
+                    label=str(rec["encoder"]),
+                )
+            if ref_aer is not None:
+                ax.axhline(
+                    ref_aer,
+                    color="#333333",
+                    linestyle="--",
+                    linewidth=1.0,
+                    label=str(reference.get("aligner", "eflomal")),
+                )  # type: ignore[union-attr]
+            ax.set_title(f"{method}: AER by layer")
+            ax.set_xlabel("layer (hidden_states; 0 = embeddings)")
+            ax.xaxis.get_major_locator().set_params(integer=True)
+        axes[0].set_ylabel("AER (lower is better)")
+        fig.suptitle("Word alignment from representations: alignment error rate by layer")
+        _legend(fig, axes)
+    return fig
+
+
+def _legend(fig: Figure, axes: Any) -> None:
+    handles: dict[str, Any] = {}
+    for ax in np.asarray(axes).flat:
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, h)
+    if handles:
+        fig.legend(
+            list(handles.values()),
+            list(handles),
+            loc="outside lower center",
+            ncols=min(4, len(handles)),
+        )
+
+
+def aer_figure(records: Sequence[Record], reference: Record | None, stem: PathLike) -> list[Path]:
+    """Write :func:`aer_by_layer_figure` as ``<stem>.png`` and ``<stem>.svg``."""
+    return save_figure(aer_by_layer_figure(records, reference), stem)
+
+
+def word_score_by_layer_figure(records: Sequence[Record]) -> Figure:
+    """The word alignment score (percent of gold source words whose nearest target word
+    by cosine is a gold counterpart) by layer, one line per encoder."""
+    with style():
+        fig = Figure(figsize=(5.6, 3.6))
+        ax = fig.add_subplot()
+        for k, rec in enumerate(records):
+            where = _where(rec, k, "encoder analysis")
+            vals = _series(_get(rec, "word_score_by_layer", where), f"{where}: word_score_by_layer")
+            ax.plot(
+                range(len(vals)),
+                _nan(vals),
+                color=PALETTE[k % len(PALETTE)],
+                marker="o",
+                markersize=3,
+                label=str(_get(rec, "encoder", where)),
+            )
+        ax.set_title("Word alignment score by layer")
+        ax.set_xlabel("layer (hidden_states; 0 = embeddings)")
+        ax.set_ylabel("words whose nearest neighbour is gold, %")
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return fig
+
+
+def word_score_figure(records: Sequence[Record], stem: PathLike) -> list[Path]:
+    """Write :func:`word_score_by_layer_figure` as ``<stem>.png`` and ``<stem>.svg``."""
+    return save_figure(word_score_by_layer_figure(records), stem)
+
+
+@dataclass
+class _Dist:
+    encoder: str
+    pair: str
+    entry: Mapping[str, Any]
+    where: str
+    bins: list[float]
+    related: list[float]
+    unrelated: list[float]
+
+
+def _distances(records: Sequence[Record]) -> list[_Dist]:
+    """Every (encoder, language pair) distance summary with its histogram: either
+    ``histogram: {bins, related, unrelated}`` or ``bins`` with ``related.histogram`` and
+    ``unrelated.histogram`` (:func:`xlalign.analysis.distances.summarise`)."""
+    out = []
+    for k, rec in enumerate(records):
+        where = _where(rec, k, "encoder analysis")
+        enc = str(_get(rec, "encoder", where))
+        for pair, d in (rec.get("distances") or {}).items():
+            at = f"{where}: distances.{pair}"
+            for side in ("related", "unrelated"):
+                _get(d, side, at)
+            if isinstance(d.get("histogram"), Mapping):
+                h = d["histogram"]
+                bins, rel, unrel = (
+                    _get(h, key, f"{at}.histogram") for key in ("bins", "related", "unrelated")
+                )
+            else:
+                bins = _get(d, "bins", at)
+                rel = _get(d, "related.histogram", at)
+                unrel = _get(d, "unrelated.histogram", at)
+            edges = [e for e in _series(bins, f"{at}.bins") if e is not None]
+            rel_c = [v or 0.0 for v in _series(rel, f"{at} related histogram")]
+            unrel_c = [v or 0.0 for v in _series(unrel, f"{at} unrelated histogram")]
+            if len(edges) < 2 or len(rel_c) != len(edges) - 1 or len(unrel_c) != len(edges) - 1:
+                raise InputError(
+                    f"{at}: histogram of {len(rel_c)}/{len(unrel_c)} counts for "
+                    f"{len(edges)} bin edges; expected one count per bin"
+                )
+            out.append(_Dist(enc, str(pair), d, at, edges, rel_c, unrel_c))
+    return out
+
+
+def _separation(d: Mapping[str, Any], at: str) -> dict[str, float | None]:
+    """The separation measures a summary holds, by display name."""
+    out: dict[str, float | None] = {}
+    sep = d.get("separation")
+    if isinstance(sep, Mapping) and "value" in sep:
+        out[str(sep.get("name", "separation"))] = _num(sep["value"], f"{at}.separation.value")
+    if "mean_difference" in d:
+        out["mean unrelated − related"] = _num(d["mean_difference"], f"{at}.mean_difference")
+    if "auc_related_closer" in d:
+        out["P(related closer)"] = _num(d["auc_related_closer"], f"{at}.auc_related_closer")
+    return out
+
+
+def distances_frame(records: Sequence[Record], *, decimals: int = 2) -> AnalysisTable:
+    """003 section 5.4's numbers behind Figure 1: per encoder state and language pair,
+    the L2 distances of related (word-aligned) and unrelated pairs: mean, median and n
+    of each, and whatever separation measures the summary holds (the mean difference,
+    P(related closer) = the Mann-Whitney AUC). Descriptive: nothing is bolded."""
+    dists = _distances(records)
+    if not dists:
+        raise InputError("encoder analyses: no record has 'distances'")
+    columns = [
+        "layer",
+        "related mean",
+        "related median",
+        "unrelated mean",
+        "unrelated median",
+        "n related",
+        "n unrelated",
+    ]
+    cells: dict[tuple[str, str], list[float]] = {}
+    fixed: dict[tuple[str, str], str] = {}
+    rows = []
+    for d in dists:
+        row_id = f"{d.encoder}/{d.pair}"
+        rows.append((row_id, f"{d.encoder} ({d.pair})"))
+        layer = _num(d.entry.get("layer"), f"{d.where}.layer")
+        if layer is not None:
+            cells[(row_id, "layer")] = [layer]
+            fixed[(row_id, "layer")] = str(int(layer))
+        for side in ("related", "unrelated"):
+            s = d.entry[side]
+            for stat in ("mean", "median", "n"):
+                v = _num(s.get(stat), f"{d.where}.{side}.{stat}")
+                col = f"n {side}" if stat == "n" else f"{side} {stat}"
+                if v is not None:
+                    cells[(row_id, col)] = [v]
+                    if stat == "n":
+                        fixed[(row_id, col)] = str(int(v))
+        for name, v in _separation(d.entry, d.where).items():
+            if name not in columns:
+                columns.append(name)
+            if v is not None:
+                cells[(row_id, name)] = [v]
+    return _table(
+        "distances",
+        "L2 distances between contextual vectors of related and unrelated word pairs (003 "
+        "section 5.4)",
+        "Encoder (pair)",
+        rows,
+        columns,
+        cells,
+        decimals=decimals,
+        seeds=[1] * len(rows),
+        footnotes=[
+            "Related: word pairs linked by the word aligner in parallel sentences; unrelated: "
+            "words of different sentence pairs. P(related closer): probability that a random "
+            "related pair is closer than a random unrelated one (Mann-Whitney AUC; not a "
+            "number 003 reports)."
+        ],
+        fixed=fixed,
+        not_scores=columns,
+    )
+
+
+def distances_histogram_figure(records: Sequence[Record]) -> Figure:
+    """003 Figure 1: overlaid histograms (densities, so samples of different sizes
+    compare) of related and unrelated L2 distances, one panel per encoder state
+    (columns) and language pair (rows), shared axes."""
+    dists = _distances(records)
+    if not dists:
+        raise InputError("encoder analyses: no record has 'distances'")
+    encoders = list(dict.fromkeys(d.encoder for d in dists))
+    pairs = list(dict.fromkeys(d.pair for d in dists))
+    lo, hi = math.inf, -math.inf
+    for d in dists:
+        for counts in (d.related, d.unrelated):
+            nz = [i for i, c in enumerate(counts) if c > 0]
+            if nz:
+                lo, hi = min(lo, d.bins[nz[0]]), max(hi, d.bins[nz[-1] + 1])
+    with style():
+        fig = Figure(figsize=(0.6 + 3.0 * len(encoders), 0.8 + 2.4 * len(pairs)))
+        axes = fig.subplots(len(pairs), len(encoders), squeeze=False, sharex=True, sharey=True)
+        for d in dists:
+            ax = axes[pairs.index(d.pair)][encoders.index(d.encoder)]
+            edges = np.asarray(d.bins)
+            widths = np.diff(edges)
+            for i, (side, counts) in enumerate(
+                (("related", d.related), ("unrelated", d.unrelated))
+            ):
+                c = np.asarray(counts, dtype=float)
+                dens = c / (c.sum() * widths) if c.sum() > 0 else c
+                ax.stairs(dens, edges, fill=True, alpha=0.45, color=PALETTE[i], label=side)
+            ax.set_title(f"{d.encoder}\n{d.pair}, layer {d.entry.get('layer')}")
+        for ax in axes[-1]:
+            ax.set_xlabel("L2 distance")
+        for ax in axes[:, 0]:
+            ax.set_ylabel("density")
+        if lo < hi:
+            axes[0][0].set_xlim(lo, hi)
+        for r in range(len(pairs)):
+            for c in range(len(encoders)):
+                if not axes[r][c].has_data():
+                    axes[r][c].set_visible(False)
+        fig.suptitle("L2 distances of related and unrelated word pairs")
+        _legend(fig, axes)
+    return fig
+
+
+def distances_figure(records: Sequence[Record], stem: PathLike) -> list[Path]:
+    """Write :func:`distances_histogram_figure` as ``<stem>.png`` and ``<stem>.svg``."""
+    return save_figure(distances_histogram_figure(records), stem)
+
+
+def write_analysis(
+    records: Sequence[Record],
+    reference: Record | None,
+    *,
+    out_md: PathLike,
+    out_tex: PathLike,
+    fig_dir: PathLike,
+    summary_json: PathLike,
+) -> dict[str, Any]:
+    """The AER table and, when any record has them, the distances table (``out_md``;
+    both in ``out_tex``), the figures in ``fig_dir`` (``aer_by_layer``,
+    ``word_score_by_layer`` when every record has scores, ``distances``), and
+    ``summary_json``: the best AER layer per encoder and method, eflomal's AER, the
+    tables' cells and the figure file names."""
+    aer = aer_frame(records, reference)
+    tables = [aer]
+    fig_dir = Path(fig_dir)
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    paths = aer_figure(records, reference, fig_dir / "aer_by_layer")
+    if all(rec.get("word_score_by_layer") for rec in records):
+        paths += word_score_figure(records, fig_dir / "word_score_by_layer")
+    if _distances(records):
+        tables.append(distances_frame(records))
+        paths += distances_figure(records, fig_dir / "distances")
+    best = best_aer(records)
+    lines = [
+        f"- {enc} ({method}): best layer {b['layer']}, AER {b['aer']:.3f}"
+        for enc, per in best.items()
+        for method, b in per.items()
+        if b["layer"] is not None
+    ]
+    parts = ["# Alignment analyses", ""]
+    for t in tables:
+        parts += [t.to_markdown().rstrip("\n"), ""]
+    parts += ["## Best AER layer", "", *lines, ""]
+    _write_text(out_md, "\n".join(parts))
+    _write_text(out_tex, "\n".join(t.to_latex() for t in tables))
+    summary: dict[str, Any] = {
+        "best_aer": best,
+        "reference": (
+            {
+                k: reference.get(k)
+                for k in ("aligner", "aer", "precision", "recall", "training_pairs")
+            }
+            if reference
+            else None
+        ),
+        "tables": {t.name: t.summary() for t in tables},
+        "figures": [p.name for p in paths],
+    }
+    write_json(summary_json, summary)
+    return summary

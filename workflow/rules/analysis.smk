@@ -1,0 +1,162 @@
+# Alignment analyses (xlalign.analysis) of the encoder, its continued pre-training
+# checkpoints and their fine-tuned versions: word alignment from each layer (argmax and
+# optimal transport) scored by AER against gold links (004 section 4.4) with eflomal's
+# links as the reference point, the word alignment score by layer, and L2 distances of
+# related and unrelated word pairs (003 section 5.4).
+
+
+def analysis_encoder_dir(name):
+    """The checkpoint an analysed encoder name reads: a zero-shot encoder, or
+    `<encoder>@<task>`, that encoder fine-tuned on the task (first fine-tuning seed)."""
+    base, _, task = name.partition("@")
+    if not task:
+        return ZS_ENCODERS[base]
+    run = output_path(
+        rules.finetune, "run", encoder=base, task=task, ftseed=ZS_SEEDS[0]
+    )
+    return f"{run}/model"
+
+
+def analysis_inputs(name):
+    base, _, task = name.partition("@")
+    out = {
+        "distances": [
+            p
+            for pair in AN["distances"]["pairs"]
+            for p in (
+                output_path(
+                    rules.parallel_corpus,
+                    "tsv",
+                    src=pair.split("-")[0],
+                    tgt=pair.split("-")[1],
+                ),
+                output_path(
+                    rules.word_align,
+                    "sym",
+                    src=pair.split("-")[0],
+                    tgt=pair.split("-")[1],
+                ),
+            )
+        ]
+    }
+    if task:
+        out["encoder"] = output_path(
+            rules.finetune, "run", encoder=base, task=task, ftseed=ZS_SEEDS[0]
+        )
+    else:
+        out["encoder"] = ZS_ENCODERS[base]
+    return out
+
+
+def distance_files():
+    return {
+        pair: (
+            output_path(
+                rules.parallel_corpus,
+                "tsv",
+                src=pair.split("-")[0],
+                tgt=pair.split("-")[1],
+            ),
+            output_path(
+                rules.word_align, "sym", src=pair.split("-")[0], tgt=pair.split("-")[1]
+            ),
+        )
+        for pair in AN["distances"]["pairs"]
+    }
+
+
+rule analyse_encoder:
+    input:
+        unpack(lambda wc: analysis_inputs(wc.aenc)),
+    output:
+        stats=f"{RES}/analysis/encoders/{{aenc}}.json",
+    log:
+        log_path("analyse_encoder", "{aenc}"),
+    benchmark:
+        bench_path("analyse_encoder", "{aenc}")
+    wildcard_constraints:
+        aenc="|".join(re.escape(e) for e in AN_ENCODERS) or "none",
+    conda:
+        f"{ENVS}/torch.yaml"
+    threads: job_threads("analyse_encoder")
+    resources:
+        mem_mb=job_mem("analyse_encoder"),
+        runtime=job_runtime("analyse_encoder"),
+        disk_mb=job_disk("analyse_encoder"),
+        gpu=job_gpu("analyse_encoder"),
+    params:
+        encoder=lambda wc: analysis_encoder_dir(wc.aenc),
+        gold=AN["gold"]["source"],
+        methods=AN["methods"],
+        distances=distance_files(),
+        settings=AN["distances"],
+        device=AN["device"],
+    script:
+        "../scripts/analyse_encoder.py"
+
+
+rule eflomal_reference:
+    input:
+        corpus=lambda wc: output_path(
+            rules.parallel_corpus,
+            "tsv",
+            src=AN["gold"]["pair"].split("-")[0],
+            tgt=AN["gold"]["pair"].split("-")[1],
+        ),
+    output:
+        stats=f"{RES}/analysis/eflomal_reference.json",
+    log:
+        log_path("eflomal_reference", "all"),
+    benchmark:
+        bench_path("eflomal_reference", "all")
+    conda:
+        f"{ENVS}/wordalign.yaml"
+    threads: job_threads("eflomal_reference")
+    resources:
+        mem_mb=job_mem("eflomal_reference"),
+        runtime=job_runtime("eflomal_reference"),
+        disk_mb=job_disk("eflomal_reference"),
+    params:
+        gold=AN["gold"]["source"],
+        wordalign=config["wordalign"],
+        seed=config["wordalign"]["seed"],
+    script:
+        "../scripts/eflomal_reference.py"
+
+
+rule analysis_tables:
+    input:
+        encoders=[
+            output_path(rules.analyse_encoder, "stats", aenc=e) for e in AN_ENCODERS
+        ],
+        reference=rules.eflomal_reference.output.stats,
+    output:
+        md=f"{RES}/tables/analysis.md",
+        html=report(
+            f"{RES}/tables/analysis.html",
+            caption="../report/analysis.rst",
+            category="Analyses",
+            subcategory="Alignment",
+            labels={"table": "AER by layer and L2 distances"},
+        ),
+        tex=f"{RES}/tables/analysis.tex",
+        summary=f"{RES}/tables/analysis.json",
+        figures=report(
+            directory(f"{RES}/figures/analysis"),
+            patterns=["{name}.png"],
+            caption="../report/analysis.rst",
+            category="Analyses",
+            subcategory="Alignment",
+            labels={"figure": "{name}"},
+        ),
+    log:
+        log_path("analysis_tables", "all"),
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: job_threads("analysis_tables")
+    resources:
+        mem_mb=job_mem("analysis_tables"),
+        runtime=job_runtime("analysis_tables"),
+        disk_mb=job_disk("analysis_tables"),
+    script:
+        "../scripts/analysis_tables.py"

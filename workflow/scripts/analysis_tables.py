@@ -1,0 +1,19 @@
+"""Snakemake job: AER by layer, word alignment scores and L2 distances of every analysed
+encoder, as tables and figures (see xlalign.reporting.analyses)."""
+
+from xlalign.core.io import read_json
+from xlalign.reporting.analyses import write_analysis
+from xlalign.reporting.html import write_html
+from xlalign.workflow.jobscript import job_logging
+
+with job_logging(snakemake):
+    out = snakemake.output
+    write_analysis(
+        [read_json(p) for p in snakemake.input.encoders],
+        read_json(snakemake.input.reference),
+        out_md=out.md,
+        out_tex=out.tex,
+        fig_dir=out.figures,
+        summary_json=out.summary,
+    )
+    write_html(out.md, out.html)

@@ -1,0 +1,16 @@
+"""Snakemake job: eflomal's AER on the gold sentences, the reference point of the
+representation-based word alignments (see xlalign.analysis.experiment)."""
+
+from xlalign.analysis.experiment import run_eflomal_reference
+from xlalign.workflow.jobscript import job_logging
+
+with job_logging(snakemake):
+    par = snakemake.params
+    run_eflomal_reference(
+        gold_source=par.gold,
+        corpus_tsv=snakemake.input.corpus,
+        output=snakemake.output.stats,
+        wordalign=par.wordalign,
+        seed=par.seed if par.seed is not None else 0,
+        threads=snakemake.threads,
+    )
