@@ -215,3 +215,32 @@ def test_alignment_dictionary_source_needs_bitext_for_every_language() -> None:
         }
     )
     assert "no parallel text for en-ru" in msg
+
+
+def test_issue17_stages_checked() -> None:
+    """Derived languages, meta-pretraining and the analyses read what this configuration
+    has, named by key."""
+    base = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    cfg = validate(base)
+    assert cfg["derived"]["transformations"] == ["trans+inv", "trans+syn"]
+    assert cfg["metapretrain"]["cross"]["language_alpha"] == 0.7  # 004's alpha
+    bad = copy.deepcopy(base)
+    bad["derived"]["transformations"] = ["inv"]  # no transliteration: no dictionary
+    with pytest.raises(ConfigError, match=r"derived\.runs\[2\]: 'dict-mlm' needs a dictionary"):
+        validate(bad)
+    bad = copy.deepcopy(base)
+    bad["derived"]["runs"] = ["x2s-ma-mse"]  # a static space, which a derived language lacks
+    with pytest.raises(ConfigError, match=r"derived\.runs\[0\]: 'x2s-ma-mse' reads"):
+        validate(bad)
+    bad = copy.deepcopy(base)
+    bad["derived"]["transformations"] = ["trans+rot"]
+    with pytest.raises(ConfigError, match=r"derived\.transformations"):
+        validate(bad)
+    bad = copy.deepcopy(base)
+    bad["metapretrain"]["evaluate"] = {"tasks": ["xnli"]}
+    with pytest.raises(ConfigError, match=r"metapretrain\.evaluate\.tasks: 'xnli'"):
+        validate(bad)
+    bad = copy.deepcopy(base)
+    bad["analysis"]["distances"] = {"pairs": ["en-fr"]}
+    with pytest.raises(ConfigError, match="analysis: 'en-fr' has no word-aligned bitext"):
+        validate(bad)

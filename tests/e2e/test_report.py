@@ -218,12 +218,23 @@ def test_report_embeds_tables_with_captions_and_labels(report: Path) -> None:
     assert "System Message" not in desc
     _, lexical = _result(results, TABLE_PAGES["Lexical"])
     assert "P@1" in _decode(lexical["data_uri"])
+    # Issue 17's analyses: each with its table page and its figures.
+    analyses = categories["Analyses"]
+    for sub, table in {
+        "Derived languages": "tables/derived.html",
+        "Meta-pretraining": "tables/metapretrain.html",
+        "Alignment": "tables/analysis.html",
+    }.items():
+        assert any(p.endswith(table) for p in analyses[sub]), analyses[sub]
+        assert any(p.endswith(".png") for p in analyses[sub]), analyses[sub]
+    _, derived = _result(results, "tables/derived.html")
+    assert "Spearman" in _decode(derived["data_uri"])
 
 
 @pytest.mark.slow
 def test_report_in_chromium_shows_categories_tables_and_images(probe: dict[str, Any]) -> None:
     cfg = embedded_config()
-    menu = {"Workflow", "Lexical", "Zero-shot", "Significance", "Figures"}
+    menu = {"Workflow", "Lexical", "Zero-shot", "Significance", "Figures", "Analyses"}
     assert menu <= set(probe["menu"]), probe["menu"]
     assert f"xlalign: {cfg['name']}" in probe["description"]
     # The results list of each category: the labels as columns, one row per result.

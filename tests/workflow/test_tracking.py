@@ -230,3 +230,31 @@ def test_aggregates_on_their_own_parent_with_artifacts(tmp_path: Path) -> None:
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
     files = {f.path for f in client.list_artifacts(agg[0].info.run_id, "plots")}
     assert files == {"plots/a.png", "plots/figures.json"}
+
+
+def test_analyses_metrics_from_the_summaries() -> None:
+    """Issue 17's summaries as MLflow metrics: table cells, the Spearman correlation of
+    alignment and transfer, the best AER layer; missing or non-finite values left out."""
+    from xlalign.workflow.tracking import analyses_metrics
+
+    derived = {
+        "table": {
+            "cells": {
+                "align-mlm.trans+inv": {"pos-gold Δ": {"mean": 3.5, "std": None}, "seeds": 1},
+                "mlm.trans+inv": {"Alignment": {"mean": None}},
+            }
+        },
+        "correlations": {"pos-gold": {"rho": -0.5, "p_value": 0.2, "n": 8}},
+    }
+    analysis = {
+        "best_aer": {"e5": {"ot": {"layer": 6, "aer": 0.037, "last_layer_aer": float("nan")}}}
+    }
+    got = analyses_metrics({"derived": derived, "analysis": analysis})
+    assert got == {
+        "derived.align-mlm.trans_inv.pos-gold _.mean": 3.5,
+        "derived.spearman.pos-gold.rho": -0.5,
+        "derived.spearman.pos-gold.p": 0.2,
+        "derived.spearman.pos-gold.n": 8.0,
+        "analysis.best_aer.e5.ot.layer": 6.0,
+        "analysis.best_aer.e5.ot.aer": 0.037,
+    }

@@ -144,6 +144,8 @@ rule track_results:
             *([rules.tables.output.md] if SPACES else []),
         ],
         plots=rules.plots.output.plots,
+        # issue 17's tables, figures and summaries (derived, metapretrain, analysis)
+        analyses=[str(Path(md).with_suffix(".json")) for md in analyses_targets()],
         seeds=[output_path(rules.track, "summary", seed=seed) for seed in SEEDS],
     output:
         summary=f"{RES}/mlflow/aggregates.json",
@@ -164,5 +166,6 @@ rule track_results:
         name=NAME,
         # The folder of every table file (the rules above write beside their .md).
         tables_dir=lambda wc, input: str(Path(input.statistics).parent),
+        figures_dir=f"{RES}/figures",
     script:
         "../scripts/track_results.py"

@@ -183,6 +183,9 @@ def run_meta_evaluate(
             keep_model=False,
         )
         out["tasks"][task] = {"summary": res["summary"], "params": res["params"]}
+    # XTREME's layer (the 8th of 12) does not exist in a small model: the last layer
+    # (every layer is in the sweep)
+    depth = int(read_json(Path(model_dir) / "config.json")["num_hidden_layers"])
     for name, sets in sorted(retrieval.items()):
         res = run_retrieval(
             name,
@@ -190,6 +193,7 @@ def run_meta_evaluate(
             encoder_name=model_name,
             sets=sets,
             stats_path=work_dir / f"{name}.json",
+            layer=depth,
             device=device,
         )
         out["retrieval"][name] = {

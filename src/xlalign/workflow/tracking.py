@@ -304,6 +304,39 @@ def aggregate_metrics(statistics: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
+def _finite(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(float(v))
+
+
+def analyses_metrics(summaries: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
+    """MLflow metrics from the analyses' summaries (xlalign.reporting.analyses; name ->
+    summary): every table cell's mean (``<name>.<row>.<column>.mean``), the Spearman
+    correlations of alignment and transfer (``<name>.spearman.<task>.rho|p|n``) and the
+    best AER layer per encoder and method (``<name>.best_aer.<encoder>.<method>.layer|
+    aer|last_layer_aer``)."""
+    out: dict[str, float] = {}
+    for name, summary in summaries.items():
+        tables = dict(summary.get("tables") or {})
+        if "table" in summary:
+            tables[""] = summary["table"]
+        for tname, table in tables.items():
+            stem = f"{name}.{tname}." if tname else f"{name}."
+            for row, cols in ((table or {}).get("cells") or {}).items():
+                for col, cell in cols.items():
+                    if isinstance(cell, Mapping) and _finite(cell.get("mean")):
+                        out[_clean(f"{stem}{row}.{col}.mean")] = float(cell["mean"])
+        for task, corr in (summary.get("correlations") or {}).items():
+            for key, short in (("rho", "rho"), ("p_value", "p"), ("n", "n")):
+                if _finite(corr.get(key)):
+                    out[_clean(f"{name}.spearman.{task}.{short}")] = float(corr[key])
+        for enc, methods in (summary.get("best_aer") or {}).items():
+            for method, best in methods.items():
+                for key in ("layer", "aer", "last_layer_aer"):
+                    if _finite(best.get(key)):
+                        out[_clean(f"{name}.best_aer.{enc}.{method}.{key}")] = float(best[key])
+    return out
+
+
 def mirror_aggregates(
     *,
     statistics: PathLike,
@@ -314,16 +347,19 @@ def mirror_aggregates(
     parent_name: str,
     parent_tags: Mapping[str, str],
     summary_path: PathLike,
+    analyses: Mapping[str, PathLike] | None = None,
 ) -> dict[str, Any]:
     """The configuration's aggregates on its own parent run (tag ``seed`` = ``all``,
-    beside the per-seed parents): the statistics' metrics (:func:`aggregate_metrics`) and
-    the tables and figures as artifacts (``artifacts``: artifact folder -> file or folder).
+    beside the per-seed parents): the statistics' metrics (:func:`aggregate_metrics`), the
+    analyses' (:func:`analyses_metrics`; ``analyses``: name -> summary JSON) and the tables
+    and figures as artifacts (``artifacts``: artifact folder -> file or folder).
     Re-running replaces the metrics' values and the artifacts."""
     from mlflow.entities import Metric, RunTag
     from mlflow.tracking import MlflowClient
 
     uri = resolve_uri(uri)
     metrics = aggregate_metrics(read_json(statistics))
+    metrics.update(analyses_metrics({k: read_json(v) for k, v in (analyses or {}).items()}))
     with store_lock(_lock_path(uri, summary_path)):
         client = MlflowClient(uri)
         exp_id = _experiment_id(client, experiment, artifact_location)

@@ -469,6 +469,71 @@ def continual_inputs(encoder):
     return {} if spec is None else {"continual": input_paths(spec["files"])}
 
 
+# --- issue 17: the alignment analyses ----------------------------------------------
+
+
+def analysis_encoder_dir(name):
+    """The checkpoint an analysed encoder name reads: a zero-shot encoder, or
+    `<encoder>@<task>`, that encoder fine-tuned on the task (first fine-tuning seed)."""
+    base, _, task = name.partition("@")
+    if not task:
+        return ZS_ENCODERS[base]
+    run = output_path(
+        rules.finetune, "run", encoder=base, task=task, ftseed=ZS_SEEDS[0]
+    )
+    return f"{run}/model"
+
+
+def analysis_inputs(name):
+    """The checkpoint (or fine-tuning run directory) and the bitext an analysis reads."""
+    base, _, task = name.partition("@")
+    out = {
+        "distances": [
+            p
+            for pair in AN["distances"]["pairs"]
+            for p in (
+                output_path(
+                    rules.parallel_corpus,
+                    "tsv",
+                    src=pair.split("-")[0],
+                    tgt=pair.split("-")[1],
+                ),
+                output_path(
+                    rules.word_align,
+                    "sym",
+                    src=pair.split("-")[0],
+                    tgt=pair.split("-")[1],
+                ),
+            )
+        ]
+    }
+    if task:
+        out["encoder"] = output_path(
+            rules.finetune, "run", encoder=base, task=task, ftseed=ZS_SEEDS[0]
+        )
+    else:
+        out["encoder"] = ZS_ENCODERS[base]
+    return out
+
+
+def distance_files():
+    """Pair -> (corpus.tsv, symmetrized links) of the L2-distance samples."""
+    return {
+        pair: (
+            output_path(
+                rules.parallel_corpus,
+                "tsv",
+                src=pair.split("-")[0],
+                tgt=pair.split("-")[1],
+            ),
+            output_path(
+                rules.word_align, "sym", src=pair.split("-")[0], tgt=pair.split("-")[1]
+            ),
+        )
+        for pair in AN["distances"]["pairs"]
+    }
+
+
 def zeroshot_targets():
     if not (ZS_TASKS or ZS_RETRIEVAL):
         return []

@@ -178,13 +178,15 @@ DV_TASKS = list(DV["tasks"])
 MP = config["metapretrain"]
 MP_VARIANTS = MP["variants"] if MP["enabled"] else []
 MP_SEEDS = MP["seeds"]
-# Alignment analyses: every zero-shot encoder, and each one fine-tuned on the tasks of
-# analysis.distances.finetuned as `<encoder>@<task>` (their weights are kept).
+# Alignment analyses (003's original, adjusted, fine-tuned and continually trained
+# encoders): every zero-shot encoder, and each fine-tuned encoder (with continual learning
+# too) on the tasks of analysis.distances.finetuned as `<encoder>@<task>` (their weights
+# are kept).
 AN = config["analysis"]
 AN_ENCODERS = dict(ZS_ENCODERS) if AN["enabled"] else {}
 AN_FINETUNED = (
     [t for t in AN["distances"]["finetuned"] if t in ZS_TASKS] if AN["enabled"] else []
 )
 for _task in AN_FINETUNED:
-    for _enc in ZS_ENCODERS:
+    for _enc in ZS_FT_ENCODERS:  # continual-learning runs (`<encoder>+<entry>`) too
         AN_ENCODERS[f"{_enc}@{_task}"] = None
