@@ -18,55 +18,18 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.errors import InputError
 from xlalign.core.io import PathLike, read_json, write_json
 
 log = logging.getLogger(__name__)
 
 #: The language code of the derived side in pre-training files and task results.
 DERIVED = "xx"
-
-#: Keys of a training-settings mapping that go to :class:`~xlalign.pretrain.trainer.PretrainParams`.
-_PARAM_KEYS = (
-    "steps", "gradient_accumulation", "max_length", "learning_rate", "weight_decay",
-    "warmup_steps", "adam_epsilon", "max_grad_norm", "mlm_probability", "eval_every",
-    "log_every", "validation_batch_size",
-)  # fmt: skip
-
-
-def training_params(section: Mapping[str, Any], *, steps: int | None = None) -> dict[str, Any]:
-    """PretrainParams values from a stage's ``pretrain`` settings (``derived.pretrain``,
-    ``metapretrain.pretrain``); keys not given keep the trainer's defaults, and a
-    from-scratch model has its own MLM head (no head warm-up)."""
-    from xlalign.pretrain.trainer import PretrainParams
-
-    known = {f.name for f in dataclasses.fields(PretrainParams)}
-    out = {k: section[k] for k in _PARAM_KEYS if k in section}
-    unknown = set(section) - set(_PARAM_KEYS) - {"objectives", "validation_paragraphs"}
-    if unknown:
-        raise ConfigError(
-            f"pretrain settings: unknown keys {sorted(unknown)}; expected {_PARAM_KEYS}"
-        )
-    if steps is not None:
-        out["steps"] = int(steps)
-    out["head_warmup_steps"] = 0
-    assert set(out) <= known
-    return out
-
-
-def row_settings(section: Mapping[str, Any], row: str) -> dict[str, dict[str, Any]]:
-    """The objectives of pre-training row ``row`` with ``section['objectives']`` over the
-    defaults (:func:`xlalign.pretrain.recipes.row_objectives`)."""
-    from xlalign.pretrain.recipes import row_objectives
-
-    cfg = {"pretrain": {"objectives": section.get("objectives") or {}, "alignment_layer": None}}
-    return row_objectives(cfg, row)
 
 
 def build_derived_data(
@@ -122,7 +85,8 @@ def build_derived_data(
 
 
 def derived_files(data_dir: PathLike, *, code: str = DERIVED) -> dict[str, Any]:
-    """The pre-training inputs of one derived pair, as :func:`run_pretrain` reads them."""
+    """The pre-training inputs of one derived pair, as
+    :func:`xlalign.pretrain.run.run_pretrain` reads them."""
     d = Path(data_dir) / "text"
     return {
         "text": {"en": str(d / "natural.txt"), code: str(d / "derived.txt")},
@@ -151,7 +115,7 @@ def run_derived_pretrain(
     from xlalign.derived.transforms import parse_spec
     from xlalign.derived.vocab import transliterated_vocabulary
     from xlalign.encoders.scratch import ScratchArch, init_encoder, train_tokenizer
-    from xlalign.pretrain.run import run_pretrain
+    from xlalign.pretrain.scratch import pretrain_scratch
     from xlalign.pretrain.text import read_paragraphs
 
     parts = parse_spec(spec)
@@ -163,18 +127,15 @@ def run_derived_pretrain(
     if "trans" in parts:
         tokenizer = transliterated_vocabulary(tokenizer)
     base = init_encoder(tokenizer, work_dir / "init", arch=ScratchArch(**arch), seed=int(seed))
-    record = run_pretrain(
+    record = pretrain_scratch(
         row,
         encoder=base,
-        objectives=row_settings(section, row),
         files=files,
-        params=training_params(section),
+        section=section,
         seed=int(seed),
         output_dir=output_dir,
         stats_path=stats_path,
-        work_dir=work_dir / "train",
-        hub="en",
-        validation_paragraphs=int(section.get("validation_paragraphs", 50)),
+        work_dir=work_dir,
         device=device,
         progress=progress,
     )

@@ -23,7 +23,6 @@ from typing import Any
 
 from xlalign.core.errors import ConfigError
 from xlalign.core.io import PathLike, read_json, write_json
-from xlalign.derived.experiment import row_settings, training_params
 
 log = logging.getLogger(__name__)
 
@@ -53,25 +52,23 @@ def run_meta_mono(
 ) -> dict[str, Any]:
     """Meta-pretraining: a from-scratch English BERT trained with MLM on ``text``."""
     from xlalign.encoders.scratch import ScratchArch, init_encoder, train_tokenizer
-    from xlalign.pretrain.run import run_pretrain
+    from xlalign.pretrain.scratch import pretrain_scratch
     from xlalign.pretrain.text import read_paragraphs
 
     work_dir = Path(work_dir)
     english = read_paragraphs(Path(text), "en")
     tokenizer = train_tokenizer(english, vocab_size=int(vocab_size), pre_tokenizer="bert")
     base = init_encoder(tokenizer, work_dir / "init", arch=ScratchArch(**arch), seed=int(seed))
-    record = run_pretrain(
+    record = pretrain_scratch(
         "mlm",
         encoder=base,
-        objectives=row_settings(section, "mlm"),
         files={"text": {"en": str(text)}},
-        params=training_params(section, steps=steps),
+        section=section,
+        steps=steps,
         seed=int(seed),
         output_dir=output_dir,
         stats_path=stats_path,
-        work_dir=work_dir / "train",
-        hub="en",
-        validation_paragraphs=int(section.get("validation_paragraphs", 50)),
+        work_dir=work_dir,
         device=device,
         progress=progress,
     )
@@ -101,7 +98,7 @@ def run_meta_cross(
     from xlalign.encoders.scratch import train_tokenizer
     from xlalign.metapretrain.init import initialise_cross_lingual
     from xlalign.metapretrain.vocab_match import read_dictionaries
-    from xlalign.pretrain.run import run_pretrain
+    from xlalign.pretrain.scratch import pretrain_scratch, row_settings
     from xlalign.pretrain.text import read_paragraphs
 
     if variant not in VARIANTS:
@@ -122,18 +119,17 @@ def run_meta_cross(
     )
     objectives = row_settings(section, "mlm")
     objectives["mlm"]["language_alpha"] = float(language_alpha)
-    record = run_pretrain(
+    record = pretrain_scratch(
         f"meta-{variant}",
         encoder=work_dir / "init",
         objectives=objectives,
         files={"text": {lang: str(p) for lang, p in texts.items()}},
-        params=training_params(section, steps=steps),
+        section=section,
+        steps=steps,
         seed=int(seed),
         output_dir=output_dir,
         stats_path=stats_path,
-        work_dir=work_dir / "train",
-        hub="en",
-        validation_paragraphs=int(section.get("validation_paragraphs", 50)),
+        work_dir=work_dir,
         device=device,
         progress=progress,
     )

@@ -22,7 +22,6 @@ lacking a key the table needs is an :class:`InputError` naming the record and th
 from __future__ import annotations
 
 import math
-import numbers
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from matplotlib.lines import Line2D
 
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_open, write_json
-from xlalign.reporting.formats import best_cells
+from xlalign.reporting.formats import best_cells, finite_number
 from xlalign.reporting.plots import PALETTE, save_figure, style
 from xlalign.reporting.tables import MISSING, SOURCE_KEY, Table
 
@@ -184,24 +183,10 @@ def _get(rec: Any, keys: str, where: str) -> Any:
     return value
 
 
-def _num(value: Any, at: str) -> float | None:
-    """A finite float, or None for None/NaN; anything else names ``at``."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InputError(f"{at}: expected a number or None, got {value!r}")
-    value = float(value)
-    if math.isnan(value):
-        return None
-    if math.isinf(value):
-        raise InputError(f"{at}: expected a finite number, got {value}")
-    return value
-
-
 def _series(values: Any, at: str) -> list[float | None]:
     if isinstance(values, str | bytes | Mapping) or not isinstance(values, Sequence):
         raise InputError(f"{at}: expected a list of numbers (one per layer), got {values!r}")
-    return [_num(v, f"{at}[{i}]") for i, v in enumerate(values)]
+    return [finite_number(v, f"{at}[{i}]") for i, v in enumerate(values)]
 
 
 def _nan(values: Sequence[float | None]) -> list[float]:
@@ -273,9 +258,9 @@ def _collect_derived(records: Sequence[Record], tasks: Sequence[str] | None) -> 
             if task not in data.tasks:
                 data.tasks.append(task)
             at = f"{where}: tasks.{task}"
-            zs = _num(_get(res, "zs", at), f"{at}.zs")
-            sup = _num(_get(res, "sup", at), f"{at}.sup")
-            delta = _num(res.get("delta"), f"{at}.delta")
+            zs = finite_number(_get(res, "zs", at), f"{at}.zs")
+            sup = finite_number(_get(res, "sup", at), f"{at}.sup")
+            delta = finite_number(res.get("delta"), f"{at}.delta")
             if delta is None and zs is not None and sup is not None:
                 delta = sup - zs
             data.metric.setdefault(task, str(res.get("metric", "score")))
@@ -283,12 +268,12 @@ def _collect_derived(records: Sequence[Record], tasks: Sequence[str] | None) -> 
                 ("zs", zs),
                 ("sup", sup),
                 ("delta", delta),
-                ("natural", _num(res.get("natural"), f"{at}.natural")),
+                ("natural", finite_number(res.get("natural"), f"{at}.natural")),
             ):
                 if v is not None:
                     data.values[key].setdefault((task, measure), []).append(v)
         align = rec.get("alignment") or {}
-        score = _num(align.get("embedding_score"), f"{where}: alignment.embedding_score")
+        score = finite_number(align.get("embedding_score"), f"{where}: alignment.embedding_score")
         if score is not None:
             data.values[key].setdefault(("", "alignment"), []).append(score)
     if tasks is not None:
@@ -605,8 +590,8 @@ def _en_xx(acc: Any, at: str) -> float | None:
     if isinstance(acc, Mapping):
         if EN_XX not in acc:
             raise InputError(f"{at}: missing key {EN_XX!r}")
-        return _num(acc[EN_XX], f"{at}.{EN_XX}")
-    return _num(acc, at)
+        return finite_number(acc[EN_XX], f"{at}.{EN_XX}")
+    return finite_number(acc, at)
 
 
 @dataclass
@@ -682,7 +667,7 @@ def _present(values: Mapping[str, Any], at: str) -> dict[str, float]:
     """The keys of ``values`` with a number (None/NaN dropped), as floats."""
     out = {}
     for key, value in values.items():
-        v = _num(value, f"{at}.{key}")
+        v = finite_number(value, f"{at}.{key}")
         if v is not None:
             out[str(key)] = v
     return out
@@ -961,13 +946,13 @@ def aer_frame(
     }
     if reference:
         ref_where = _where(reference, 0, "eflomal reference")
-        aer = _num(_get(reference, "aer", ref_where), f"{ref_where}: aer")
+        aer = finite_number(_get(reference, "aer", ref_where), f"{ref_where}: aer")
         rows.append(("reference", str(reference.get("aligner", "eflomal"))))
         fixed[("reference", "best layer")] = MISSING
         if aer is not None:
             cells[("reference", "AER (best layer)")] = [aer]
         for col in ("precision", "recall"):
-            v = _num(reference.get(col), f"{ref_where}: {col}")
+            v = finite_number(reference.get(col), f"{ref_where}: {col}")
             if v is not None:
                 cells[("reference", col)] = [v]
         golds.setdefault(
@@ -1010,7 +995,7 @@ def aer_by_layer_figure(records: Sequence[Record], reference: Record | None = No
     ref_aer = None
     if reference:
         where = _where(reference, 0, "eflomal reference")
-        ref_aer = _num(_get(reference, "aer", where), f"{where}: aer")
+        ref_aer = finite_number(_get(reference, "aer", where), f"{where}: aer")
     with style():
         fig = Figure(figsize=(0.6 + 3.8 * len(methods), 3.6))
         axes = fig.subplots(1, len(methods), squeeze=False, sharey=True)[0]
@@ -1142,11 +1127,17 @@ def _separation(d: Mapping[str, Any], at: str) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     sep = d.get("separation")
     if isinstance(sep, Mapping) and "value" in sep:
-        out[str(sep.get("name", "separation"))] = _num(sep["value"], f"{at}.separation.value")
+        out[str(sep.get("name", "separation"))] = finite_number(
+            sep["value"], f"{at}.separation.value"
+        )
     if "mean_difference" in d:
-        out["mean unrelated − related"] = _num(d["mean_difference"], f"{at}.mean_difference")
+        out["mean unrelated − related"] = finite_number(
+            d["mean_difference"], f"{at}.mean_difference"
+        )
     if "auc_related_closer" in d:
-        out["P(related closer)"] = _num(d["auc_related_closer"], f"{at}.auc_related_closer")
+        out["P(related closer)"] = finite_number(
+            d["auc_related_closer"], f"{at}.auc_related_closer"
+        )
     return out
 
 
@@ -1173,14 +1164,14 @@ def distances_frame(records: Sequence[Record], *, decimals: int = 2) -> Analysis
     for d in dists:
         row_id = f"{d.encoder}/{d.pair}"
         rows.append((row_id, f"{d.encoder} ({d.pair})"))
-        layer = _num(d.entry.get("layer"), f"{d.where}.layer")
+        layer = finite_number(d.entry.get("layer"), f"{d.where}.layer")
         if layer is not None:
             cells[(row_id, "layer")] = [layer]
             fixed[(row_id, "layer")] = str(int(layer))
         for side in ("related", "unrelated"):
             s = d.entry[side]
             for stat in ("mean", "median", "n"):
-                v = _num(s.get(stat), f"{d.where}.{side}.{stat}")
+                v = finite_number(s.get(stat), f"{d.where}.{side}.{stat}")
                 col = f"n {side}" if stat == "n" else f"{side} {stat}"
                 if v is not None:
                     cells[(row_id, col)] = [v]

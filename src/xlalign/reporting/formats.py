@@ -9,15 +9,35 @@ is missing). The best cell of a column is found on the numbers, never on the str
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
+
+from xlalign.core.errors import InputError
 
 #: Columns where lower is better (XTREME's cross-lingual transfer gap).
 LOWER_IS_BETTER = frozenset({"gap"})
 #: Columns never bolded (counts and p-values are not scores), by lower-cased name.
 NOT_SCORES = frozenset({"n", "seeds", "p", "p_adj", "queries", "pairs"})
+
+
+def finite_number(value: Any, at: str) -> float | None:
+    """A finite float read from a results file, or None for None/NaN (a missing result);
+    anything else (a string, a bool, an infinity) is an :class:`InputError` naming ``at``."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputError(f"{at}: expected a number or None, got {value!r}")
+    value = float(value)
+    if math.isnan(value):
+        return None
+    if math.isinf(value):
+        raise InputError(f"{at}: expected a finite number, got {value}")
+    return value
+
 
 _LATEX_ESCAPES = {
     "\\": r"\textbackslash{}",

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import numbers
 import statistics
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -42,6 +41,7 @@ from matplotlib.figure import Figure
 
 from xlalign.core.errors import InputError
 from xlalign.core.io import PathLike, atomic_path
+from xlalign.reporting.formats import finite_number
 
 #: Series colours, in data order (colour-blind-safe Okabe-Ito, then greys).
 PALETTE = (
@@ -118,28 +118,14 @@ def save_figure(fig: Figure, stem: PathLike) -> list[Path]:
 # ---------------------------------------------------------------------------- checks
 
 
-def _number(value: Any, at: str) -> float | None:
-    """A finite float, or None for None/NaN; anything else is an error naming ``at``."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InputError(f"{at}: expected a number or None, got {value!r}")
-    value = float(value)
-    if math.isnan(value):
-        return None
-    if math.isinf(value):
-        raise InputError(f"{at}: expected a finite number, got {value}")
-    return value
-
-
 def _cell(value: Any, at: str) -> tuple[float | None, float | None]:
     """``(mean, std)`` of a bar cell (see :data:`Cell`)."""
     if isinstance(value, tuple | list):
         if len(value) != 2:
             raise InputError(f"{at}: expected (mean, std), got {len(value)} values: {value!r}")
-        mean, std = _number(value[0], f"{at} mean"), _number(value[1], f"{at} std")
+        mean, std = finite_number(value[0], f"{at} mean"), finite_number(value[1], f"{at} std")
     else:
-        mean, std = _number(value, at), None
+        mean, std = finite_number(value, at), None
     if std is not None and std < 0:
         raise InputError(f"{at}: negative std {std}")
     return mean, (std if mean is not None else None)
@@ -156,7 +142,7 @@ def _series(values: Any, at: str) -> list[float | None]:
     """The numbers of a list, tuple, array or Series (None/NaN kept as None)."""
     if isinstance(values, str | bytes | Mapping) or not hasattr(values, "__iter__"):
         raise InputError(f"{at}: expected a sequence of numbers, got {type(values).__name__}")
-    return [_number(v, f"{at}[{i}]") for i, v in enumerate(values)]
+    return [finite_number(v, f"{at}[{i}]") for i, v in enumerate(values)]
 
 
 def _nan(values: Sequence[float | None]) -> list[float]:
@@ -290,8 +276,8 @@ def bli_bars_from_table(table: Any) -> dict[str, dict[str, tuple[float | None, f
     return {
         str(row): {
             str(col): (
-                _number(_float(values.at[row, col]), f"{table.name}[{row!r}][{col!r}]"),
-                _number(_float(std.at[row, col]), f"{table.name}[{row!r}][{col!r}] std"),
+                finite_number(_float(values.at[row, col]), f"{table.name}[{row!r}][{col!r}]"),
+                finite_number(_float(std.at[row, col]), f"{table.name}[{row!r}][{col!r}] std"),
             )
             for col in values.columns
         }
@@ -653,7 +639,7 @@ def zeroshot_deltas_from_runs(
             raise InputError(f"{where}: summary.per_language is not a mapping")
         enc = scores.setdefault(str(run["encoder"]), {})
         for lang, value in per_lang.items():
-            v = _number(value, f"{where}: summary.per_language.{lang}")
+            v = finite_number(value, f"{where}: summary.per_language.{lang}")
             if v is not None:
                 enc.setdefault(lang, {})[int(run["seed"])] = v
     if baseline not in scores:
