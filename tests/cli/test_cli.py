@@ -222,3 +222,26 @@ def test_map_bli_induce_wordsim_tables(tmp_path: Path, capsys: pytest.CaptureFix
     (out / "rec.json").write_text(json.dumps(rec))
     assert main(["-q", "tables", "--bli", str(out / "rec.json"), "-o", str(out / "t")]) == 0
     assert "| m " in (out / "t" / "table1.md").read_text()
+
+
+def test_derive_writes_the_sweep_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`xlalign derive` builds what the derived_data job builds, 001 Tables 1-2's shares
+    included (here given on the command line)."""
+    text = tmp_path / "en.txt"
+    text.write_text(
+        "The old man ate red apples. He liked them a lot.\n"
+        "A small dog chased the big cat. The cat climbed a tall tree!\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "trans+inv"
+    rc = main(
+        ["derive", "--spec", "trans+inv", "--text", str(text), "-o", str(out),
+         "--parallel-shares", "0.5", "--dictionary-shares", "0.5"]
+    )  # fmt: skip
+    assert rc == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["text"]["sentences"] == 4 and stats["text"]["parallel_subsets"] == {
+        "parallel.p50.tsv": 2
+    }
+    assert (out / "text" / "dictionary.d50.txt").is_file()
+    assert json.loads((tmp_path / "trans+inv.json").read_text())["spec"] == "trans+inv"

@@ -236,6 +236,28 @@ def test_issue17_stages_checked() -> None:
     bad["derived"]["transformations"] = ["trans+rot"]
     with pytest.raises(ConfigError, match=r"derived\.transformations"):
         validate(bad)
+    paper = validate(yaml.safe_load((ROOT / "config" / "paper.yaml").read_text(encoding="utf-8")))
+    assert list(paper["derived"]["tasks"]) == ["xnli", "panx", "udpos"]  # 001's three tasks
+    bad = copy.deepcopy(base)
+    bad["derived"]["tasks"] = {"xquad": {}}  # QA spans: no transformation
+    with pytest.raises(ConfigError, match=r"derived\.tasks\.xquad: a qa task"):
+        validate(bad)
+    bad = copy.deepcopy(base)
+    bad["derived"]["sweeps"] = {"spec": "trans", "parallel": [0.1]}
+    with pytest.raises(ConfigError, match=r"derived\.sweeps\.spec: 'trans' is not in"):
+        validate(bad)
+    bad = copy.deepcopy(base)
+    bad["derived"]["sweeps"] = {"dictionary": [0.5]}
+    with pytest.raises(ConfigError, match=r"derived\.sweeps: parallel / dictionary shares"):
+        validate(bad)
+    bad = copy.deepcopy(base)
+    bad["derived"]["runs"] = ["mlm", "align-mlm"]
+    with pytest.raises(ConfigError, match=r"derived\.sweeps\.parallel: no row"):
+        validate(bad)
+    bad = copy.deepcopy(base)
+    bad["derived"]["sweeps"]["parallel"] = [0.0]
+    with pytest.raises(ConfigError, match=r"derived\.sweeps\.parallel"):
+        validate(bad)
     bad = copy.deepcopy(base)
     bad["metapretrain"]["evaluate"] = {"tasks": ["xnli"]}
     with pytest.raises(ConfigError, match=r"metapretrain\.evaluate\.tasks: 'xnli'"):

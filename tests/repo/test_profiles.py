@@ -9,7 +9,12 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 PROFILES = ROOT / "profiles"
-GPU_RULES = {"teacher", "x2static", "aggregate"}
+#: Every rule that declares a `gpu` resource.
+GPU_RULES = {
+    m.group(1)
+    for path in (ROOT / "workflow" / "rules").rglob("*.smk")
+    for m in re.finditer(r'gpu=job_gpu\("(\w+)"\)', path.read_text(encoding="utf-8"))
+}
 
 
 def _profile(name: str) -> dict:

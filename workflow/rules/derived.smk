@@ -3,13 +3,14 @@
 # pre-trained from scratch on both with each row (derived_pretrain), fine-tuned on the
 # natural or the derived side (ZS, SUP) with the alignment scores of its embeddings and
 # layers (derived_evaluate), and 001's Table 3 / Figures 2-3 with the Spearman correlation
-# of alignment and transfer (derived_tables).
+# of alignment and transfer, and Tables 1-2 from the runs of `derived.sweeps`
+# (derived_tables).
 
 
 rule derived_data:
     input:
         text=lambda wc: pretrain_text_file(SEEDS[0], HUB),
-        tasks=lambda wc: [f for t in DV_TASKS for f in finetune_splits(t).values()],
+        tasks=lambda wc: derived_task_inputs(),
     output:
         data=directory(f"{RES}/derived/data/{{spec}}"),
         stats=f"{RES}/derived/data/{{spec}}.json",
@@ -31,6 +32,12 @@ rule derived_data:
         task_settings={t: DV["tasks"][t] for t in DV_TASKS},
         max_paragraphs=DV["max_paragraphs"],
         dictionary_fraction=DV["dictionary_fraction"],
+        dictionary_fractions=lambda wc: (
+            DV["sweeps"]["dictionary"] if wc.spec == DV_SWEEP_SPEC else []
+        ),
+        parallel_fractions=lambda wc: (
+            DV["sweeps"]["parallel"] if wc.spec == DV_SWEEP_SPEC else []
+        ),
         syntax=DV["syntax"],
         seed=config["corpus"]["seed"],
     script:
@@ -48,7 +55,7 @@ rule derived_pretrain:
     benchmark:
         bench_path("derived_pretrain", "{dvrun}.{spec}.s{dvseed}")
     wildcard_constraints:
-        dvrun="|".join(re.escape(r) for r in DV_RUNS) or "none",
+        dvrun="|".join(re.escape(r) for r in [*DV_RUNS, *DV_SWEEP_RUNS]) or "none",
         spec="|".join(re.escape(s) for s in DV_SPECS) or "none",
         dvseed="|".join(map(str, DV_SEEDS)),
     conda:
@@ -72,6 +79,7 @@ rule derived_pretrain:
 rule derived_evaluate:
     input:
         model=rules.derived_pretrain.output.model,
+        pretrain=rules.derived_pretrain.output.stats,
         data=rules.derived_data.output.data,
     output:
         stats=f"{RES}/derived/eval/{{dvrun}}.{{spec}}.s{{dvseed}}.json",
@@ -80,7 +88,7 @@ rule derived_evaluate:
     benchmark:
         bench_path("derived_evaluate", "{dvrun}.{spec}.s{dvseed}")
     wildcard_constraints:
-        dvrun="|".join(re.escape(r) for r in DV_RUNS) or "none",
+        dvrun="|".join(re.escape(r) for r in [*DV_RUNS, *DV_SWEEP_RUNS]) or "none",
         spec="|".join(re.escape(s) for s in DV_SPECS) or "none",
         dvseed="|".join(map(str, DV_SEEDS)),
     conda:
@@ -104,8 +112,7 @@ rule derived_tables:
     input:
         evals=[
             output_path(rules.derived_evaluate, "stats", dvrun=r, spec=s, dvseed=seed)
-            for r in DV_RUNS
-            for s in DV_SPECS
+            for r, s in DV_COMBOS
             for seed in DV_SEEDS
         ],
     output:
@@ -138,5 +145,6 @@ rule derived_tables:
         disk_mb=job_disk("derived_tables"),
     params:
         tasks=DV_TASKS,
+        sweep_spec=DV_SWEEP_SPEC,
     script:
         "../scripts/derived_tables.py"

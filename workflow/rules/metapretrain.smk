@@ -117,14 +117,14 @@ rule meta_evaluate:
                 },
                 "params": config["zeroshot"]["tasks"][t]["params"],
             }
-            for t in MP["evaluate"]["tasks"]
+            for t in (MP["evaluate"]["tasks"] if MP_VARIANTS else [])
         },
         retrieval={
             r: {
                 lang: wp.task_split_file(r, lang, "test")
                 for lang in config["zeroshot"]["retrieval"]["sets"][r]["languages"]
             }
-            for r in MP["evaluate"]["retrieval"]
+            for r in (MP["evaluate"]["retrieval"] if MP_VARIANTS else [])
         },
         work_dir=lambda wc: f"{RES}/meta/eval/{wc.variant}.s{wc.mpseed}.work",
         device=MP["device"],

@@ -15,6 +15,8 @@ with job_logging(snakemake):
         stats_path=snakemake.output.stats,
         max_paragraphs=par.max_paragraphs,
         dictionary_fraction=par.dictionary_fraction,
+        dictionary_fractions=par.dictionary_fractions,
+        parallel_fractions=par.parallel_fractions,
         syntax=par.syntax,
         seed=par.seed,
     )

@@ -19,5 +19,6 @@ with job_logging(snakemake):
         seed=int(wc.dvseed),
         output=snakemake.output.stats,
         work_dir=par.work_dir,
+        pretrain_stats=snakemake.input.pretrain,
         device=par.device,
     )

@@ -18,4 +18,6 @@ with job_logging(snakemake):
         section=par.section,
         seed=int(wc.dvseed),
         device=par.device,
+        gpus=int(snakemake.resources.get("gpu", 0) or 0),
+        log_path=snakemake.log[0],
     )

@@ -14,5 +14,6 @@ with job_logging(snakemake):
         out_tex=out.tex,
         fig_stem=f"{out.figures}/derived",
         summary_json=out.summary,
+        sweep_spec=snakemake.params.sweep_spec,
     )
     write_html(out.md, out.html)

@@ -20,4 +20,6 @@ with job_logging(snakemake):
         language_alpha=par.language_alpha,
         seed=int(wc.mpseed),
         device=par.device,
+        gpus=int(snakemake.resources.get("gpu", 0) or 0),
+        log_path=snakemake.log[0],
     )

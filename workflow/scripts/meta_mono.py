@@ -17,4 +17,6 @@ with job_logging(snakemake):
         steps=par.steps,
         seed=int(snakemake.wildcards.mpseed),
         device=par.device,
+        gpus=int(snakemake.resources.get("gpu", 0) or 0),
+        log_path=snakemake.log[0],
     )

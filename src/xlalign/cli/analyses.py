@@ -38,7 +38,15 @@ def add_derive(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--text", required=True, help="English paragraphs, one per line")
     p.add_argument(
         "--task", nargs=3, action="append", default=[], metavar=("TASK", "TRAIN", "DEV"),
-        help="a tagging task's English train and dev JSONL",
+        help="a tagging or sentence-pair task's English train and dev JSONL",
+    )  # fmt: skip
+    p.add_argument(
+        "--parallel-shares", nargs="*", type=float, default=None, metavar="SHARE",
+        help="001 Table 1: parallel.p<pct>.tsv subsets (default: derived.sweeps for its spec)",
+    )  # fmt: skip
+    p.add_argument(
+        "--dictionary-shares", nargs="*", type=float, default=None, metavar="SHARE",
+        help="001 Table 2: dictionary.d<pct>.txt shares (default: derived.sweeps for its spec)",
     )  # fmt: skip
     p.add_argument("--output-dir", "-o", required=True)
     p.set_defaults(func=_cmd_derive)
@@ -50,6 +58,7 @@ def _cmd_derive(args: argparse.Namespace) -> None:
     dv = _config(args.config)["derived"]
     out = Path(args.output_dir)
     tasks = {t: {"train": tr, "dev": dv_} for t, tr, dv_ in args.task}
+    sweeps = dv["sweeps"] if dv["sweeps"]["spec"] == args.spec else {}
     stats = build_derived_data(
         spec=args.spec,
         text=args.text,
@@ -61,6 +70,14 @@ def _cmd_derive(args: argparse.Namespace) -> None:
         dictionary_fraction=dv["dictionary_fraction"],
         syntax=dv["syntax"],
         seed=args.seed,
+        dictionary_fractions=(
+            sweeps.get("dictionary", [])
+            if args.dictionary_shares is None
+            else args.dictionary_shares
+        ),
+        parallel_fractions=(
+            sweeps.get("parallel", []) if args.parallel_shares is None else args.parallel_shares
+        ),
     )
     report(stats, args)
 
@@ -70,7 +87,11 @@ def add_derived_pretrain(sub: argparse._SubParsersAction) -> None:
         "derived-pretrain", help="a small BERT from scratch on English + a derived language"
     )
     _add_config(p)
-    p.add_argument("run", help="pre-training row: mlm, tlm, dict-mlm, align-mlm")
+    p.add_argument(
+        "run",
+        help="pre-training row (mlm, tlm, dict-mlm, align-mlm), or a row with a share of "
+        "001's Tables 1-2 (tlm-p10, dict-mlm-d50) built by `xlalign derive`",
+    )
     p.add_argument("--spec", required=True)
     p.add_argument("--data", required=True, help="the directory of `xlalign derive`")
     p.add_argument("--output-dir", "-o", required=True)
@@ -107,6 +128,11 @@ def add_derived_evaluate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--spec", required=True)
     p.add_argument("--data", required=True, help="the directory of `xlalign derive`")
     p.add_argument("--output", "-o", required=True, help="record JSON")
+    p.add_argument(
+        "--pretrain-stats",
+        help="the model's pre-training record (default: the .json `derived-pretrain` wrote "
+        "beside the model, when there is one)",
+    )
     p.set_defaults(func=_cmd_derived_evaluate)
 
 
@@ -115,6 +141,8 @@ def _cmd_derived_evaluate(args: argparse.Namespace) -> None:
 
     dv = _config(args.config)["derived"]
     out = Path(args.output)
+    beside = Path(args.model).with_suffix(".json")
+    pre = args.pretrain_stats or (beside if beside.is_file() else None)
     stats = run_derived_evaluate(
         model_dir=args.model,
         model_name=Path(args.model).name,
@@ -125,6 +153,7 @@ def _cmd_derived_evaluate(args: argparse.Namespace) -> None:
         seed=args.seed,
         output=out,
         work_dir=out.with_suffix(".work"),
+        pretrain_stats=pre,
         device=args.device,
     )
     report({k: stats[k] for k in ("model", "tasks", "alignment") if k in stats}, args)

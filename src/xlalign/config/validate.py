@@ -303,6 +303,7 @@ def _check_pretrain(cfg: dict[str, Any], fail: Any) -> None:
 
 def _check_analyses(cfg: dict[str, Any], fail: Any, pairs: Any) -> None:
     """Issue 17's stages: what they read must exist in this configuration."""
+    import xlalign.evaluation.tasks.registry as registry
     import xlalign.pretrain.recipes as recipes
 
     dv = cfg["derived"]
@@ -326,11 +327,34 @@ def _check_analyses(cfg: dict[str, Any], fail: Any, pairs: Any) -> None:
                             f"vocabularies, which only transliteration makes; {spec!r} has none"
                         )
         for task in dv["tasks"]:
-            if task not in ("pos-gold", "ner-gold"):
+            try:
+                family = registry.task_info(task).family
+            except ConfigError as exc:
+                fail(f"derived.tasks.{task}: {exc}")
+                continue
+            if family not in ("tagging", "classification"):
                 fail(
-                    f"derived.tasks.{task}: expected a tagging task with English train and dev "
-                    "data built offline (pos-gold, ner-gold)"
+                    f"derived.tasks.{task}: a {family} task; derived languages transform "
+                    "tagging (POS, NER) and sentence-pair classification (XNLI, PAWS-X) data"
                 )
+        sweeps = dv["sweeps"]
+        if sweeps["spec"] is None and (sweeps["parallel"] or sweeps["dictionary"]):
+            fail("derived.sweeps: parallel / dictionary shares given without a spec")
+        elif sweeps["spec"] is not None and sweeps["spec"] not in dv["transformations"]:
+            fail(
+                f"derived.sweeps.spec: {sweeps['spec']!r} is not in derived.transformations "
+                f"{dv['transformations']}"
+            )
+        elif sweeps["spec"] is not None:
+            for kind, row_reads in (("parallel", "parallel"), ("dictionary", "dictionaries")):
+                if sweeps[kind] and not any(
+                    row_reads in recipes.needs({"pretrain": {}}, r) for r in dv["runs"]
+                ):
+                    fail(
+                        f"derived.sweeps.{kind}: no row of derived.runs reads the "
+                        f"{row_reads} (TLM reads the parallel copy, DICT-MLM and ALIGN-MLM "
+                        "the dictionary)"
+                    )
     mp = cfg["metapretrain"]
     if mp["enabled"]:
         for task in mp["evaluate"]["tasks"]:

@@ -6,10 +6,16 @@ and task data transformed the same way, from files to files.
   individually"), written as ``natural.txt`` / ``derived.txt`` (line ``i`` of one is line
   ``i`` of the other), ``parallel.tsv`` (sentence pairs for TLM), ``dictionary.txt`` (a
   seeded share of the natural word types with their derived forms, for DICT-MLM and
-  ALIGN-MLM; 001 G.1, 25 % by default) and ``stats.json``.
-* :func:`build_derived_task`: a tagging task's English train/dev files, a seeded held-out
-  English test set taken from train, the same records transformed (tags moved with their
-  words, IOB2 repaired), and the exact natural -> derived test links (``gold.test.pharaoh``).
+  ALIGN-MLM; 001 G.1, 25 % by default) and ``stats.json``; for 001's Tables 1-2, also
+  ``parallel.p<pct>.tsv`` (a seeded subset of the sentence pairs) and
+  ``dictionary.d<pct>.txt`` (other shares; the dictionaries are nested: a larger one holds
+  every pair of a smaller one).
+* :func:`build_derived_task`: a task's English train/dev files, a seeded held-out English
+  test set taken from train, and the same records transformed: a tagging task's words
+  with their tags (tags moved with their words, IOB2 repaired) and the exact natural ->
+  derived test links (``gold.test.pharaoh``); a sentence-pair task's (XNLI, PAWS-X) two
+  texts, each split into sentences and words by spaCy and transformed sentence by sentence
+  (001 G.1: "In XNLI, we also transform the second sentence"), the label kept.
 
 The derived side's language code in pre-training files and task results is
 :data:`xlalign.derived.experiment.DERIVED` (``"xx"``).
@@ -28,16 +34,40 @@ import numpy as np
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_open, write_json
 from xlalign.corpus.parallel import PARALLEL_COLUMNS
+from xlalign.derived.naming import dictionary_file, parallel_file
 from xlalign.derived.transforms import SyntaxParams, apply, parse_spec, transliterate
 from xlalign.dictionaries.split import write_pairs
-from xlalign.evaluation.tasks.data import TaggedSentence, read_records, write_records
+from xlalign.evaluation.tasks.data import (
+    PairExample,
+    TaggedSentence,
+    read_records,
+    write_records,
+)
 from xlalign.wordalign.symmetrize import write_pharaoh
 
 log = logging.getLogger(__name__)
 
-#: The task kinds :func:`build_derived_task` transforms.
-TASK_KINDS = ("tagging",)
+#: The task kinds :func:`build_derived_task` transforms, by the zero-shot task family.
+TASK_KINDS = {"tagging": "tagging", "classification": "pair"}
 SPLITS = ("train", "dev", "test")
+
+
+def task_kind(task: str) -> str:
+    """The derived-task kind of zero-shot task ``task`` (its registry family); a family
+    without a transformation (QA spans, parsing, retrieval) is a :class:`ConfigError`."""
+    from xlalign.evaluation.tasks.registry import task_info
+
+    family = task_info(task).family
+    if family not in TASK_KINDS:
+        raise ConfigError(
+            f"derived.tasks.{task}: a {family} task; derived languages transform tagging "
+            "(POS, NER) and sentence-pair classification (XNLI, PAWS-X) data"
+        )
+    return TASK_KINDS[family]
+
+
+def _sizes(fraction: float, n: int) -> int:
+    return min(n, max(1, round(float(fraction) * n)))
 
 
 def _rng(seed: int, name: str) -> np.random.Generator:
@@ -69,6 +99,8 @@ def build_derived_text(
     syntax: SyntaxParams | Mapping[str, Any] | None = None,
     nlp: Any = None,
     batch_size: int = 64,
+    dictionary_fractions: Sequence[float] = (),
+    parallel_fractions: Sequence[float] = (),
 ) -> dict[str, Any]:
     """Write the pre-training files of the derived language ``spec`` into ``out_dir``
     (module docstring) from the English paragraphs of ``paragraphs_path`` (one per line,
@@ -78,17 +110,28 @@ def build_derived_text(
     paragraph with a word that cannot be transliterated (a character outside Unicode planes
     0-1) is left out of every file and counted (``paragraphs_skipped``). Syntax moves with
     a probability below 1 draw from a generator of (``seed``, "syntax"); the dictionary's
-    ``round(dictionary_fraction * types)`` word types (at least 1) from one of
-    (``seed``, "dictionary"), uniformly without replacement over the sorted types.
+    ``round(dictionary_fraction * types)`` word types (at least 1) are the first of a
+    permutation of the sorted types drawn by a generator of (``seed``, "dictionary").
+
+    001's Tables 1-2: each of ``dictionary_fractions`` gets ``dictionary.d<pct>.txt``, the
+    first ``round(f * types)`` types of the same permutation (so the dictionaries are
+    nested), and each of ``parallel_fractions`` ``parallel.p<pct>.tsv``, the first
+    ``round(f * sentences)`` sentence pairs of a permutation drawn by (``seed``,
+    "parallel"), in file order: parallel sentences relative to the sentences of the MLM
+    text, as 001 counts them.
     """
     from xlalign.derived.parse import load_parser, parse_paragraphs, parser_info
     from xlalign.pretrain.text import read_paragraphs
 
     parts = parse_spec(spec)
-    if not 0.0 < float(dictionary_fraction) <= 1.0:
-        raise ConfigError(
-            f"derived.dictionary_fraction: {dictionary_fraction}; expected a number in (0, 1]"
-        )
+    for key, fractions in (
+        ("derived.dictionary_fraction", [dictionary_fraction]),
+        ("derived.sweeps.dictionary", dictionary_fractions),
+        ("derived.sweeps.parallel", parallel_fractions),
+    ):
+        for f in fractions:
+            if not 0.0 < float(f) <= 1.0:
+                raise ConfigError(f"{key}: {f}; expected a number in (0, 1]")
     params = _syntax(syntax)
     paragraphs = read_paragraphs(Path(paragraphs_path), "en", max_paragraphs=max_paragraphs)
     nlp = nlp if nlp is not None else load_parser()
@@ -125,14 +168,26 @@ def build_derived_text(
     for name, lines in (("natural.txt", natural_lines), ("derived.txt", derived_lines)):
         with atomic_open(out / name) as fh:
             fh.writelines(f"{x}\n" for x in lines)
-    with atomic_open(out / "parallel.tsv") as fh:
-        fh.write("\t".join(PARALLEL_COLUMNS) + "\n")
-        fh.writelines("\t".join(row) + "\n" for row in pairs)
+    _write_parallel(out / parallel_file(), pairs)
+    parallel_sizes = {}
+    order = _rng(seed, "parallel").permutation(len(pairs))
+    for f in parallel_fractions:
+        keep = np.sort(order[: _sizes(f, len(pairs))])
+        _write_parallel(out / parallel_file(f), [pairs[i] for i in keep])
+        parallel_sizes[parallel_file(f)] = len(keep)
     types = sorted({w for x in natural_lines for w in x.split(" ")})
-    size = max(1, round(float(dictionary_fraction) * len(types)))
-    chosen = np.sort(_rng(seed, "dictionary").choice(len(types), size=size, replace=False))
     form = _word_map(parts)
-    n_dict = write_pairs(((types[i], form(types[i])) for i in chosen), out / "dictionary.txt")
+    order = _rng(seed, "dictionary").permutation(len(types))
+    dictionary_sizes = {}
+    for name, f in [
+        (dictionary_file(), dictionary_fraction),
+        *((dictionary_file(f), f) for f in dictionary_fractions),
+    ]:
+        chosen = np.sort(order[: _sizes(f, len(types))])
+        dictionary_sizes[name] = write_pairs(
+            ((types[i], form(types[i])) for i in chosen), out / name
+        )
+    n_dict = dictionary_sizes[dictionary_file()]
     stats = {
         "spec": spec,
         "parts": list(parts),
@@ -146,6 +201,8 @@ def build_derived_text(
         "word_types": len(types),
         "dictionary_fraction": float(dictionary_fraction),
         "dictionary_pairs": n_dict,
+        "dictionaries": dictionary_sizes,
+        "parallel_subsets": parallel_sizes,
         "syntax": {"object_verb": params.object_verb, "noun_adjective": params.noun_adjective},
         "moved": moved,
         "parser": parser_info(nlp),
@@ -162,6 +219,12 @@ def build_derived_text(
     return stats
 
 
+def _write_parallel(path: Path, pairs: Sequence[tuple[str, str, str]]) -> None:
+    with atomic_open(path) as fh:
+        fh.write("\t".join(PARALLEL_COLUMNS) + "\n")
+        fh.writelines("\t".join(row) + "\n" for row in pairs)
+
+
 def build_derived_task(
     train: PathLike,
     dev: PathLike,
@@ -175,31 +238,38 @@ def build_derived_task(
     nlp: Any = None,
 ) -> dict[str, Any]:
     """Write ``natural/{train,dev,test}.jsonl``, ``derived/{train,dev,test}.jsonl``,
-    ``gold.test.pharaoh`` and ``stats.json`` into ``out_dir``; returns the stats.
+    ``gold.test.pharaoh`` (tagging only) and ``stats.json`` into ``out_dir``; returns the
+    stats.
 
     The English test set is ``test_size`` records of ``train`` drawn uniformly without
     replacement by a generator of (``seed``, "test"), kept in file order; the rest of
-    ``train`` is the training set. Every record is transformed with its tags (IOB2 tags
-    repaired after moving: :func:`~xlalign.derived.transforms.move_tags`); ids are kept.
-    Line ``k`` of ``gold.test.pharaoh`` links natural test record ``k`` (source) to derived
-    test record ``k`` (target), ``i-j`` for natural word ``i`` at derived position ``j``.
-    A record with a word that cannot be transliterated is left out of both sides (counted).
-    The parser (``nlp``, default :func:`~xlalign.derived.parse.load_parser`) is loaded
-    only for a syntax transformation.
+    ``train`` is the training set. ``kind`` ``"tagging"`` (:class:`TaggedSentence`
+    records): every record is transformed with its tags (IOB2 tags repaired after moving:
+    :func:`~xlalign.derived.transforms.move_tags`), and line ``k`` of
+    ``gold.test.pharaoh`` links natural test record ``k`` (source) to derived test record
+    ``k`` (target), ``i-j`` for natural word ``i`` at derived position ``j``. ``kind``
+    ``"pair"`` (:class:`PairExample` records): both texts are split into sentences and
+    words by spaCy and transformed sentence by sentence; the natural side is written with
+    the same words (space-separated), the label kept. Ids are kept. A record with a word
+    that cannot be transliterated is left out of both sides (counted). The parser
+    (``nlp``, default :func:`~xlalign.derived.parse.load_parser`) is loaded for a syntax
+    transformation or a sentence-pair task.
     """
-    from xlalign.derived.parse import load_parser, parse_words, parser_info
+    from xlalign.derived.parse import load_parser, parse_paragraphs, parse_words, parser_info
 
     parts = parse_spec(spec)
-    if kind not in TASK_KINDS:
-        raise ConfigError(f"derived task kind {kind!r}: expected one of {TASK_KINDS}")
+    kinds = sorted(set(TASK_KINDS.values()))
+    if kind not in kinds:
+        raise ConfigError(f"derived task kind {kind!r}: expected one of {kinds}")
     if int(test_size) < 1:
         raise ConfigError(f"derived.tasks.<task>.test_size: {test_size}; expected >= 1")
     params = _syntax(syntax)
-    train_records = read_records(train, TaggedSentence)
-    dev_records = read_records(dev, TaggedSentence)
+    record_type = TaggedSentence if kind == "tagging" else PairExample
+    train_records = read_records(train, record_type)
+    dev_records = read_records(dev, record_type)
     if int(test_size) >= len(train_records):
         raise InputError(
-            f"{train}: {len(train_records)} training sentences; cannot hold out {test_size} "
+            f"{train}: {len(train_records)} training records; cannot hold out {test_size} "
             "as the test set and keep any for training"
         )
     held = set(_rng(seed, "test").choice(len(train_records), size=int(test_size), replace=False))
@@ -209,39 +279,53 @@ def build_derived_task(
         "test": [r for i, r in enumerate(train_records) if i in held],
     }
     parser = None
-    if "syn" in parts:
+    if "syn" in parts or kind == "pair":
         nlp = nlp if nlp is not None else load_parser()
         parser = parser_info(nlp)
     rng = _rng(seed, "syntax")
-    derived: dict[str, list[TaggedSentence]] = {}
-    kept: dict[str, list[TaggedSentence]] = {}
+    derived: dict[str, list[Any]] = {}
+    kept: dict[str, list[Any]] = {}
     links: list[list[tuple[int, int]]] = []
     moved: dict[str, int] = {}
     skipped: dict[str, int] = {}
+
+    def transform(words: Sequence[str], parse: Any, tags: Any = None) -> Any:
+        d = apply(parts, words, parse=parse, tags=tags, rng=rng, syntax=params)
+        _add(moved, d.moved)
+        return d
+
     for split in SPLITS:
         records = natural[split]
-        parses = parse_words(nlp, [r.tokens for r in records]) if "syn" in parts else None
         kept[split], derived[split], skipped[split] = [], [], 0
+        if kind == "tagging":
+            parses = parse_words(nlp, [r.tokens for r in records]) if "syn" in parts else None
+        else:
+            texts = [t for r in records for t in (r.sentence1, r.sentence2)]
+            parsed = list(parse_paragraphs(nlp, texts))
         for k, rec in enumerate(records):
             try:
-                d = apply(
-                    parts,
-                    rec.tokens,
-                    parse=None if parses is None else parses[k],
-                    tags=rec.tags,
-                    rng=rng,
-                    syntax=params,
-                )
+                if kind == "tagging":
+                    d = transform(rec.tokens, None if parses is None else parses[k], rec.tags)
+                    out_rec = TaggedSentence(id=rec.id, tokens=d.words, tags=list(d.tags or []))
+                    nat_rec = rec
+                else:
+                    texts_k = (parsed[2 * k], parsed[2 * k + 1])
+                    if not all(texts_k):
+                        raise InputError("a text without a word")
+                    nat = [" ".join(w for p in ps for w in p.words) for ps in texts_k]
+                    der = [
+                        " ".join(w for p in ps for w in transform(p.words, p).words)
+                        for ps in texts_k
+                    ]
+                    nat_rec = PairExample(rec.id, nat[0], nat[1], rec.label)
+                    out_rec = PairExample(rec.id, der[0], der[1], rec.label)
             except InputError as exc:
                 log.warning("%s record %r: left out: %s", split, rec.id, exc)
                 skipped[split] += 1
                 continue
-            kept[split].append(rec)
-            derived[split].append(
-                TaggedSentence(id=rec.id, tokens=d.words, tags=list(d.tags or []))
-            )
-            _add(moved, d.moved)
-            if split == "test":
+            kept[split].append(nat_rec)
+            derived[split].append(out_rec)
+            if split == "test" and kind == "tagging":
                 links.append(d.links())
         if not kept[split]:
             raise InputError(f"derived task {spec}: no {split} record could be transformed")
@@ -249,7 +333,15 @@ def build_derived_task(
     for side, data in (("natural", kept), ("derived", derived)):
         for split in SPLITS:
             write_records(out / side / f"{split}.jsonl", data[split])
-    write_pharaoh(links, out / "gold.test.pharaoh")
+    if kind == "tagging":
+        write_pharaoh(links, out / "gold.test.pharaoh")
+    words = {
+        s: sum(
+            len(r.tokens) if kind == "tagging" else len(f"{r.sentence1} {r.sentence2}".split())
+            for r in kept[s]
+        )
+        for s in SPLITS
+    }
     stats = {
         "spec": spec,
         "parts": list(parts),
@@ -259,7 +351,7 @@ def build_derived_task(
         "sources": {"train": str(train), "dev": str(dev)},
         "records": {s: len(kept[s]) for s in SPLITS},
         "skipped": skipped,
-        "words": {s: sum(len(r.tokens) for r in kept[s]) for s in SPLITS},
+        "words": words,
         "syntax": {"object_verb": params.object_verb, "noun_adjective": params.noun_adjective},
         "moved": moved,
         "parser": parser,

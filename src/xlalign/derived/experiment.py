@@ -25,6 +25,7 @@ from typing import Any
 
 from xlalign.core.errors import InputError
 from xlalign.core.io import PathLike, read_json, write_json
+from xlalign.derived.naming import split_run
 
 log = logging.getLogger(__name__)
 
@@ -44,12 +45,15 @@ def build_derived_data(
     dictionary_fraction: float,
     syntax: Mapping[str, Any],
     seed: int,
+    dictionary_fractions: Sequence[float] = (),
+    parallel_fractions: Sequence[float] = (),
 ) -> dict[str, Any]:
     """English and its derived language for ``spec``: ``<out_dir>/text/`` (pre-training
-    text, its parallel copy, the dictionary) and ``<out_dir>/tasks/<task>/`` (``tasks``:
-    task -> {train, dev} English files; natural and derived splits with exact gold links
-    of the test pairs), parsed once by spaCy's English pipeline."""
-    from xlalign.derived.data import build_derived_task, build_derived_text
+    text, its parallel copy, the dictionary, and the other shares of 001's Tables 1-2)
+    and ``<out_dir>/tasks/<task>/`` (``tasks``: task -> {train, dev} English files;
+    natural and derived splits, with exact gold links of a tagging task's test pairs),
+    parsed by spaCy's English pipeline (loaded once)."""
+    from xlalign.derived.data import build_derived_task, build_derived_text, task_kind
     from xlalign.derived.parse import load_parser, parser_info
     from xlalign.derived.transforms import SyntaxParams, parse_spec
 
@@ -67,6 +71,8 @@ def build_derived_data(
         dictionary_fraction=float(dictionary_fraction),
         syntax=params,
         nlp=nlp,
+        dictionary_fractions=[float(f) for f in dictionary_fractions],
+        parallel_fractions=[float(f) for f in parallel_fractions],
     )
     stats["tasks"] = {}
     for task, files in sorted(tasks.items()):
@@ -77,6 +83,7 @@ def build_derived_data(
             spec=spec,
             seed=int(seed),
             test_size=int(task_settings.get(task, {}).get("test_size", 200)),
+            kind=task_kind(task),
             syntax=params,
             nlp=nlp,
         )
@@ -84,19 +91,36 @@ def build_derived_data(
     return stats
 
 
-def derived_files(data_dir: PathLike, *, code: str = DERIVED) -> dict[str, Any]:
+def derived_files(
+    data_dir: PathLike,
+    *,
+    code: str = DERIVED,
+    parallel: float | None = None,
+    dictionary: float | None = None,
+) -> dict[str, Any]:
     """The pre-training inputs of one derived pair, as
-    :func:`xlalign.pretrain.run.run_pretrain` reads them."""
+    :func:`xlalign.pretrain.run.run_pretrain` reads them: every sentence pair and the base
+    dictionary, or the ``parallel`` / ``dictionary`` share's file of 001's Tables 1-2."""
+    from xlalign.derived.naming import dictionary_file, parallel_file
+
     d = Path(data_dir) / "text"
-    return {
+    files = {
         "text": {"en": str(d / "natural.txt"), code: str(d / "derived.txt")},
-        "parallel": {f"en-{code}": str(d / "parallel.tsv")},
-        "dictionaries": {code: str(d / "dictionary.txt")},
+        "parallel": {f"en-{code}": str(d / parallel_file(parallel))},
+        "dictionaries": {code: str(d / dictionary_file(dictionary))},
     }
+    for kind, paths in (("parallel", files["parallel"]), ("dictionaries", files["dictionaries"])):
+        for path in paths.values():
+            if not Path(path).is_file():
+                raise InputError(
+                    f"{path}: not found ({kind} of the derived data {data_dir}; a share of "
+                    "001's Tables 1-2 must be in derived.sweeps when the data are built)"
+                )
+    return files
 
 
 def run_derived_pretrain(
-    row: str,
+    run: str,
     *,
     spec: str,
     data_dir: PathLike,
@@ -109,17 +133,28 @@ def run_derived_pretrain(
     seed: int,
     device: str | None = None,
     progress: bool = True,
+    gpus: int = 0,
+    log_path: PathLike | None = None,
 ) -> dict[str, Any]:
     """Pre-train a from-scratch model on English + the derived language of ``spec`` with
-    row ``row``; writes the checkpoint to ``output_dir`` and the record to ``stats_path``."""
+    run ``run`` (a pre-training row, or a row with its parallel or dictionary share:
+    :func:`split_run`); writes the checkpoint to ``output_dir`` and the record to
+    ``stats_path`` (with ``shares``: the parallel sentences relative to the MLM sentences,
+    0 for a row without TLM, and the dictionary's share of the word types)."""
     from xlalign.derived.transforms import parse_spec
     from xlalign.derived.vocab import transliterated_vocabulary
     from xlalign.encoders.scratch import ScratchArch, init_encoder, train_tokenizer
+    from xlalign.pretrain.recipes import needs
     from xlalign.pretrain.scratch import pretrain_scratch
     from xlalign.pretrain.text import read_paragraphs
 
     parts = parse_spec(spec)
-    files = derived_files(data_dir)
+    row, kind, share = split_run(run)
+    files = derived_files(
+        data_dir,
+        parallel=share if kind == "parallel" else None,
+        dictionary=share if kind == "dictionary" else None,
+    )
     natural = read_paragraphs(Path(files["text"]["en"]), "en")
     work_dir = Path(work_dir)
     tokenizer = train_tokenizer(natural, vocab_size=int(vocab_size), pre_tokenizer="whitespace")
@@ -138,9 +173,25 @@ def run_derived_pretrain(
         work_dir=work_dir,
         device=device,
         progress=progress,
+        gpus=gpus,
+        log_path=log_path,
     )
+    reads = needs({"pretrain": {}}, row)
+    text_stats = read_json(Path(data_dir) / "text" / "stats.json")
     record.update(
-        spec=spec, vocabulary={"natural": natural_vocab, "total": len(tokenizer)}, arch=dict(arch)
+        run=run,
+        row=row,
+        spec=spec,
+        vocabulary={"natural": natural_vocab, "total": len(tokenizer)},
+        arch=dict(arch),
+        shares={
+            "parallel": (share if kind == "parallel" else 1.0) if "parallel" in reads else 0.0,
+            "dictionary": (
+                (share if kind == "dictionary" else float(text_stats["dictionary_fraction"]))
+                if "dictionaries" in reads
+                else None
+            ),
+        },
     )
     write_json(stats_path, record)
     return record
@@ -165,11 +216,14 @@ def run_derived_evaluate(
     output: PathLike,
     work_dir: PathLike,
     layers_batch: int = 32,
+    pretrain_stats: PathLike | None = None,
     device: str | None = None,
 ) -> dict[str, Any]:
     """ZS, SUP and Delta per task (``tasks``: task -> the derived task directory of
     :func:`xlalign.derived.data.build_derived_task`), and the alignment analyses of the
-    model; written to ``output``."""
+    model on the test pairs of the first tagging task (the one with gold links); written
+    to ``output``. ``pretrain_stats``: the model's pre-training record, whose row and
+    shares (001's Tables 1-2) are copied."""
     from xlalign.evaluation.tasks.run import run_finetune
 
     work_dir = Path(work_dir)
@@ -214,18 +268,24 @@ def run_derived_evaluate(
             "natural": _metric(runs["zs"], "en"),
             "runs": {m: {k: r[k] for k in ("summary", "params", "data")} for m, r in runs.items()},
         }
-        gold_source = gold_source or d
-    if gold_source is not None:
-        out["alignment"] = alignment_analysis(
-            model_dir, gold_source, spec=spec, batch_size=layers_batch, device=device
-        )
+        if gold_source is None and (d / "gold.test.pharaoh").is_file():
+            gold_source = d
+    if pretrain_stats is not None:
+        stats = read_json(pretrain_stats)
+        out["row"] = stats.get("row", split_run(run)[0])
+        out["shares"] = stats.get("shares")
+    if gold_source is None:
+        log.warning("%s: no tagging task, so no word alignment by layer (it needs gold links)", run)
+    out["alignment"] = alignment_analysis(
+        model_dir, gold_source, spec=spec, batch_size=layers_batch, device=device
+    )
     write_json(output, out)
     return out
 
 
 def alignment_analysis(
     model_dir: PathLike,
-    task_dir: PathLike,
+    task_dir: PathLike | None,
     *,
     spec: str,
     batch_size: int = 32,
@@ -234,7 +294,8 @@ def alignment_analysis(
 ) -> dict[str, Any]:
     """001's alignment score of the input embeddings (transliterating compositions only:
     it needs the one-to-one vocabulary), and by layer the word alignment score and the AER
-    of word alignments from representations on the natural-derived test pairs."""
+    of word alignments from representations on the natural-derived test pairs of the
+    tagging task in ``task_dir`` (None: the embedding score alone)."""
     from transformers import AutoModel, AutoTokenizer
 
     from xlalign.analysis import alignment_score as al
@@ -244,13 +305,15 @@ def alignment_analysis(
     from xlalign.evaluation.tasks.data import TaggedSentence, read_records
     from xlalign.wordalign.aer import read_gold
 
-    d = Path(task_dir)
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
     model = AutoModel.from_pretrained(str(model_dir), local_files_only=True)
     out: dict[str, Any] = {}
     if "trans" in parse_spec(spec):
         emb = model.get_input_embeddings().weight.detach().cpu().numpy()
         out["embedding_score"] = al.embedding_alignment_score(emb, token_pairs(tokenizer))
+    if task_dir is None:
+        return out
+    d = Path(task_dir)
     src = [r.tokens for r in read_records(d / "natural" / "test.jsonl", TaggedSentence)]
     tgt = [r.tokens for r in read_records(d / "derived" / "test.jsonl", TaggedSentence)]
     if len(src) != len(tgt):

@@ -49,6 +49,8 @@ def run_meta_mono(
     seed: int,
     device: str | None = None,
     progress: bool = True,
+    gpus: int = 0,
+    log_path: PathLike | None = None,
 ) -> dict[str, Any]:
     """Meta-pretraining: a from-scratch English BERT trained with MLM on ``text``."""
     from xlalign.encoders.scratch import ScratchArch, init_encoder, train_tokenizer
@@ -71,6 +73,8 @@ def run_meta_mono(
         work_dir=work_dir,
         device=device,
         progress=progress,
+        gpus=gpus,
+        log_path=log_path,
     )
     record.update(phase="meta-pretraining", vocabulary=len(tokenizer), arch=dict(arch))
     write_json(stats_path, record)
@@ -93,6 +97,8 @@ def run_meta_cross(
     seed: int,
     device: str | None = None,
     progress: bool = True,
+    gpus: int = 0,
+    log_path: PathLike | None = None,
 ) -> dict[str, Any]:
     """Cross-lingual pre-training of one Table 5 variant, initialised from ``mono_dir``."""
     from xlalign.encoders.scratch import train_tokenizer
@@ -132,6 +138,8 @@ def run_meta_cross(
         work_dir=work_dir,
         device=device,
         progress=progress,
+        gpus=gpus,
+        log_path=log_path,
     )
     record.update(
         phase="cross-lingual pre-training",

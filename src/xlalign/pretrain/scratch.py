@@ -68,15 +68,21 @@ def pretrain_scratch(
     steps: int | None = None,
     device: str | None = None,
     progress: bool = True,
+    gpus: int = 0,
+    log_path: PathLike | None = None,
 ) -> dict[str, Any]:
     """:func:`xlalign.pretrain.run.run_pretrain` of the freshly initialised ``encoder`` with
     row ``row`` (``objectives``: its resolved objectives, default :func:`row_settings`) and
     the trainer settings of ``section``; English is the hub, the checkpoints and resume
-    state go to ``<work_dir>/train``. Returns the record written to ``stats_path``."""
-    from xlalign.pretrain.run import run_pretrain
+    state go to ``<work_dir>/train``. With ``gpus`` > 1 (and that many visible), one
+    process per GPU under torchrun (:func:`xlalign.pretrain.run.run_pretrain_job`, its
+    output to ``log_path``). Returns the record written to ``stats_path``."""
+    from xlalign.pretrain.run import run_pretrain_job
 
-    return run_pretrain(
+    return run_pretrain_job(
         row,
+        gpus=int(gpus),
+        log_path=log_path,
         encoder=encoder,
         objectives=row_settings(section, row) if objectives is None else objectives,
         files=files,

@@ -56,6 +56,11 @@ INIT_RULES = ("exact", "normalised", "dictionary", "fresh")
 #: Markers of the transformations in 001 Figure 3 (in first-seen order).
 MARKERS = ("o", "^", "s", "D", "v", "P", "X", "*")
 EN_XX = "en->xx"
+#: The headings of 001's Tables 1-2 analogues in derived.md.
+_SWEEP_TITLES = {
+    "parallel": "Parallel sentences for XLM (001 Table 1)",
+    "dictionary": "Dictionary size for DICT-MLM and ALIGN-MLM (001 Table 2)",
+}
 
 
 # ---------------------------------------------------------------------------- tables
@@ -510,6 +515,196 @@ def derived_scatter_figure(
     return fig
 
 
+def _sweep_share(rec: Record, where: str, kind: str) -> float | None:
+    """The parallel or dictionary share a derived run trained with: the record's
+    ``shares`` (copied from its pre-training record), else what its run name says (a base
+    run that reads the parallel copy uses all of it)."""
+    from xlalign.derived.naming import split_run
+    from xlalign.pretrain.recipes import needs
+
+    shares = rec.get("shares")
+    if isinstance(shares, Mapping) and shares.get(kind) is not None:
+        return finite_number(shares[kind], f"{where}: shares.{kind}")
+    row, run_kind, share = split_run(_derived_run(rec, where))
+    if run_kind == kind:
+        return share
+    reads = needs({"pretrain": {}}, row)
+    if kind == "parallel":
+        return 1.0 if "parallel" in reads else 0.0
+    return None
+
+
+def _is_sweep(rec: Record, where: str) -> bool:
+    from xlalign.derived.naming import split_run
+
+    return split_run(_derived_run(rec, where))[1] is not None
+
+
+def _pct(share: float) -> str:
+    return f"{share * 100:g} %"
+
+
+def _reads(rec: Record, where: str) -> set[str]:
+    from xlalign.derived.naming import split_run
+    from xlalign.pretrain.recipes import needs
+
+    return needs({"pretrain": {}}, split_run(_derived_run(rec, where))[0])
+
+
+def derived_parallel_frame(
+    records: Sequence[Record], spec: str, *, decimals: int = 1
+) -> AnalysisTable | None:
+    """001 Table 1's shape on composition ``spec``: one row per run that reads the
+    parallel copy (XLM: MLM + TLM) and its share of parallel sentences relative to the
+    MLM sentences, then ALIGN-MLM (0 %, no parallel sentence) when it ran; per task ZS
+    (higher = better) and Δ = SUP − ZS (lower = better). None without a run on a share
+    below 100 % (nothing is varied)."""
+    recs = [(k, r) for k, r in enumerate(records) if str(r.get("spec")) == spec]
+    rows: list[tuple[float, str, Record]] = []
+    align: list[Record] = []
+    for k, rec in recs:
+        where = _where(rec, k, "derived-language evaluation")
+        reads = _reads(rec, where)
+        if "parallel" in reads:
+            share = _sweep_share(rec, where, "parallel")
+            if share is not None:
+                rows.append((share, _derived_run(rec, where), rec))
+        elif _derived_run(rec, where) == "align-mlm":
+            align.append(rec)
+    if not any(share < 1.0 for share, _, _ in rows):
+        return None
+    runs: dict[str, tuple[float, list[Record]]] = {}
+    for share, run, rec in sorted(rows, key=lambda x: (x[0], x[1])):
+        runs.setdefault(run, (share, []))[1].append(rec)
+    groups = [
+        (run, f"{split_row(run)}, {_pct(share)} parallel", recs_)
+        for run, (share, recs_) in runs.items()
+    ]
+    if align:
+        groups.append(("align-mlm", "align-mlm, 0 % (dictionary only)", align))
+    return _sweep_table(
+        "derived_parallel",
+        f"Parallel sentences for XLM/TLM (001 Table 1 analogue), {spec_label(spec)}: ZS and Δ "
+        "per task against the share of parallel sentences relative to the MLM sentences",
+        "Pre-training, parallel sentences",
+        groups,
+        measures=(("ZS", "zs"), ("Δ", "delta")),
+        decimals=decimals,
+    )
+
+
+def split_row(run: str) -> str:
+    from xlalign.derived.naming import split_run
+
+    return split_run(run)[0]
+
+
+def derived_dictionary_frame(
+    records: Sequence[Record], spec: str, *, decimals: int = 1
+) -> AnalysisTable | None:
+    """001 Table 2's shape on composition ``spec``: one row per dictionary share (of the
+    natural word types), per task the Δ of each run that reads the dictionary (DICT-MLM,
+    ALIGN-MLM) side by side (lower = better). None with fewer than two shares."""
+    cells: dict[tuple[str, str], list[float]] = {}
+    shares: dict[str, float] = {}
+    rows_seen: list[str] = []
+    tasks: list[str] = []
+    seeds: dict[str, set[int]] = {}
+    for k, rec in enumerate(records):
+        if str(rec.get("spec")) != spec:
+            continue
+        where = _where(rec, k, "derived-language evaluation")
+        if "dictionaries" not in _reads(rec, where):
+            continue
+        share = _sweep_share(rec, where, "dictionary")
+        if share is None:
+            continue
+        row = split_row(_derived_run(rec, where))
+        if row not in rows_seen:
+            rows_seen.append(row)
+        sid = _pct(share)
+        shares[sid] = share
+        seeds.setdefault(sid, set()).add(_seed_key(rec, where))
+        for task, res in (_get(rec, "tasks", where) or {}).items():
+            if task not in tasks:
+                tasks.append(task)
+            at = f"{where}: tasks.{task}"
+            delta = finite_number(res.get("delta"), f"{at}.delta")
+            if delta is not None:
+                cells.setdefault((sid, f"{task} Δ {row}"), []).append(delta)
+    if len(shares) < 2:
+        return None
+    order = sorted(shares, key=shares.get)
+    columns = [f"{t} Δ {r}" for t in tasks for r in rows_seen]
+    return _table(
+        "derived_dictionary",
+        f"Dictionary size for DICT-MLM and ALIGN-MLM (001 Table 2 analogue), "
+        f"{spec_label(spec)}: Δ = SUP − ZS per task and share of the natural word types in "
+        "the dictionary",
+        "Word types in the dictionary",
+        [(sid, sid) for sid in order],
+        columns,
+        cells,
+        decimals=decimals,
+        seeds=[len(seeds[sid]) for sid in order],
+        footnotes=[
+            "Δ = SUP − ZS (lower = better transfer). 001 counts the share of the natural "
+            "vocabulary's tokens; here it is the share of the natural word types (the "
+            "dictionary pairs words, the tokenizer maps them to its pieces).",
+            _seeds_text([len(seeds[sid]) for sid in order]),
+        ],
+        lower_is_better=columns,
+    )
+
+
+def _sweep_table(
+    name: str,
+    caption: str,
+    index_name: str,
+    groups: Sequence[tuple[str, str, Sequence[Record]]],
+    *,
+    measures: Sequence[tuple[str, str]],
+    decimals: int,
+) -> AnalysisTable:
+    tasks: list[str] = []
+    cells: dict[tuple[str, str], list[float]] = {}
+    for run, _, recs in groups:
+        for k, rec in enumerate(recs):
+            where = _where(rec, k, "derived-language evaluation")
+            for task, res in (_get(rec, "tasks", where) or {}).items():
+                if task not in tasks:
+                    tasks.append(task)
+                at = f"{where}: tasks.{task}"
+                zs = finite_number(_get(res, "zs", at), f"{at}.zs")
+                sup = finite_number(_get(res, "sup", at), f"{at}.sup")
+                delta = finite_number(res.get("delta"), f"{at}.delta")
+                if delta is None and zs is not None and sup is not None:
+                    delta = sup - zs
+                for label, measure in measures:
+                    v = {"zs": zs, "sup": sup, "delta": delta}[measure]
+                    if v is not None:
+                        cells.setdefault((run, f"{task} {label}"), []).append(v)
+    columns = [f"{t} {label}" for t in tasks for label, _ in measures]
+    n_seeds = [len(recs) for _, _, recs in groups]
+    return _table(
+        name,
+        caption,
+        index_name,
+        [(run, label) for run, label, _ in groups],
+        columns,
+        cells,
+        decimals=decimals,
+        seeds=n_seeds,
+        footnotes=[
+            "ZS: fine-tuned on the natural language, tested on the derived one; Δ = SUP − "
+            "ZS (lower = better transfer). Parallel sentences: share of the MLM text's "
+            "sentences whose derived translation TLM sees.",
+            _seeds_text(n_seeds),
+        ],
+        lower_is_better=[c for c in columns if c.endswith(" Δ")],
+    )
+
+
 def derived_figures(
     records: Sequence[Record], stem: PathLike, tasks: Sequence[str] | None = None
 ) -> list[Path]:
@@ -535,14 +730,27 @@ def write_derived(
     fig_stem: PathLike,
     summary_json: PathLike,
     tasks: Sequence[str] | None = None,
+    sweep_spec: str | None = None,
 ) -> dict[str, Any]:
-    """The derived-language table (``out_md``, ``out_tex``), the alignment/Δ correlation
-    of every task (in the Markdown and the summary), the figures of
-    :func:`derived_figures` and ``summary_json``: the table's cells, the correlations
-    (with their points) and the figure file names."""
-    table = derived_frame(records, tasks)
+    """The derived-language table of the base runs (``out_md``, ``out_tex``), the
+    alignment/Δ correlation of every task (in the Markdown and the summary), the figures
+    of :func:`derived_figures`, 001's Tables 1-2 from the runs of ``sweep_spec`` when
+    their shares vary, and ``summary_json``: the tables' cells, the correlations (with
+    their points) and the figure file names. The sweep runs (``tlm-p10``,
+    ``dict-mlm-d50``) appear in Tables 1-2 only, so Table 3 and the correlation keep
+    001's points (each row x composition once)."""
+    base = [r for k, r in enumerate(records) if not _is_sweep(r, _where(r, k, "derived"))]
+    table = derived_frame(base, tasks)
     task_ids = [c[: -len(" Δ")] for c in table.lower_is_better]
-    corrs = {t: derived_correlation(records, t, "delta") for t in task_ids}
+    corrs = {t: derived_correlation(base, t, "delta") for t in task_ids}
+    sweeps = {}
+    if sweep_spec is not None:
+        for kind, frame in (
+            ("parallel", derived_parallel_frame(records, sweep_spec)),
+            ("dictionary", derived_dictionary_frame(records, sweep_spec)),
+        ):
+            if frame is not None:
+                sweeps[kind] = frame
     lines = [
         f"- {t}: alignment vs Δ, {_corr_text(c)}; negative = more alignment, better transfer "
         "(001 quotes the opposite sign)"
@@ -558,14 +766,25 @@ def write_derived(
             "",
             *lines,
             "",
+            *(
+                line
+                for kind, frame in sweeps.items()
+                for line in (
+                    f"## {_SWEEP_TITLES[kind]}",
+                    "",
+                    frame.to_markdown().rstrip("\n"),
+                    "",
+                )
+            ),
         ]
     )
-    paths = derived_figures(records, fig_stem, tasks)
+    paths = derived_figures(base, fig_stem, tasks)
     _write_text(out_md, md)
-    _write_text(out_tex, table.to_latex())
+    _write_text(out_tex, "\n".join([table.to_latex(), *(f.to_latex() for f in sweeps.values())]))
     summary = {
         "table": table.summary(),
         "correlations": corrs,
+        "sweeps": {kind: frame.summary() for kind, frame in sweeps.items()},
         "figures": [p.name for p in paths],
     }
     write_json(summary_json, summary)

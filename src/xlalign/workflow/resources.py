@@ -87,6 +87,17 @@ CPU_SENTENCE_LAYERS_PER_THREAD_S = 50
 #: assumption, not measured: 2,000 sentences/s at layer 6 of a base model, a fraction of
 #: what an A100/H100 computes, as batches are formed and pooled on the CPU.
 GPU_SENTENCE_LAYERS_S = 12_000
+#: From-scratch pre-training on one GPU (bf16, fwd + bwd + AdamW), token-layers per second
+#: at width 768 (a layer of width d costs (d / 768)^2 of one). Measured on an NVIDIA H200
+#: with benchmarks/scratch_pretrain_speed.py (2026-11-27): 001's model (8 x 512) with 128
+#: MLM + 32 TLM sequences of 512 tokens took 0.125 s a step, 655k tokens/s = 2.3M
+#: token-layers/s; a base model (12 x 768) 364k tokens/s = 4.4M. The smaller figure.
+SCRATCH_GPU_TOKEN_LAYERS_S = 2.3e6
+#: The alignment analyses' gold set, at most (WPT's English-French set: 447 pairs;
+#: EuroParl German-English: 508; Jalili Sabet et al.'s largest, 1,244 pairs, rounded up).
+ANALYSIS_GOLD_PAIRS = 2_000
+#: The hand-made English-German set that ships with xlalign.analysis.
+HANDMADE_GOLD_PAIRS = 40
 #: CPU work per sentence beside the encoder (word pooling, context means, fp16 shard
 #: writing): assumed 1 ms, about 1/7 of the embedded CPU run's whole time per sentence.
 SENTENCE_OVERHEAD_S = 1e-3
@@ -252,9 +263,12 @@ THREADS = {
     "meta_evaluate": 8,
     "analyse_encoder": 8,
 }
-#: The encoder-heavy jobs: one GPU each with a full-size encoder.
+#: The encoder-heavy jobs: one GPU each with a full-size encoder (the from-scratch models
+#: of the derived-language and meta-pretraining stages too: a configuration with a
+#: full-size encoder is a GPU configuration, and theirs are 001's / 004's sizes there).
 GPU_STAGES = (
     "teacher", "x2static", "aggregate", "finetune", "retrieve", "pretrain", "analyse_encoder",
+    "derived_pretrain", "derived_evaluate", "meta_mono", "meta_cross", "meta_evaluate",
 )  # fmt: skip
 
 # ------------------------------------------------------------------------------ encoder
@@ -329,6 +343,10 @@ def gpus(stage: str, cfg: Mapping[str, Any]) -> int:
         return int(cfg.get("zeroshot", {}).get("gpus", 1))
     if stage == "pretrain" and full_size_encoder(cfg):
         return int(cfg.get("pretrain", {}).get("gpus", 1))
+    if stage == "derived_pretrain" and full_size_encoder(cfg):
+        return int(cfg.get("derived", {}).get("gpus", 1))
+    if stage in ("meta_mono", "meta_cross") and full_size_encoder(cfg):
+        return int(cfg.get("metapretrain", {}).get("gpus", 1))
     return int(stage in GPU_STAGES and full_size_encoder(cfg))
 
 
@@ -865,6 +883,132 @@ def _pretrain(job: Job) -> Need:
     return Need(mem, 120 + seconds, disk)
 
 
+def _scratch_shape(section: Mapping[str, Any], vocab_size: int) -> EncoderShape:
+    """A from-scratch model's shape (``<stage>.arch``; the schema's defaults where unset)."""
+    arch = section.get("arch", {})
+    return EncoderShape(int(arch.get("hidden", 128)), int(arch.get("layers", 4)), vocab_size)
+
+
+def _per_sequence_s(job: Job, shape: EncoderShape) -> float:
+    """One forward pass of a 128-token sequence at the encoder-pass rates."""
+    if job.gpus:
+        return shape.depth * (shape.dim / 768) ** 2 / GPU_SENTENCE_LAYERS_S
+    return shape.depth * (shape.dim / 384) ** 2 / (CPU_SENTENCE_LAYERS_PER_THREAD_S * job.threads)
+
+
+def _scratch_pretrain_need(
+    job: Job, shape: EncoderShape, section: Mapping[str, Any], row: str, steps: int
+) -> Need:
+    """Pre-training a from-scratch model: the model with its MLM head and AdamW moments
+    (per process), the activations of the row's batches (``section['objectives']``) in
+    host memory on the CPU; the resume checkpoints and the output on disk. Time: on GPUs
+    the tokens of every step at the measured training rate, shared by the job's GPUs
+    (data parallel); on the CPU the sequences at the encoder-pass rates."""
+    from xlalign.pretrain.scratch import row_settings
+
+    try:
+        objectives = row_settings(section, row)
+    except Exception:  # an unknown row fails in the job, with its own message
+        objectives = {"mlm": {"batch_size": 64}}
+    length = int(section.get("max_length", 128))
+    units = sum(
+        int(s.get("batch_size", 64)) * length / 128
+        for name, s in objectives.items()
+        if name in ("mlm", "dict_mlm", "tlm")
+    )
+    activations = units * 128 * shape.dim * shape.depth * 4 * 20 / MB
+    if job.gpus:
+        layers = shape.depth * (shape.dim / 768) ** 2
+        seconds = steps * units * 128 * layers / SCRATCH_GPU_TOKEN_LAYERS_S / job.gpus
+        mem = job.gpus * (TORCH_MB + 5 * shape.weights_mb)  # activations on the GPUs
+    else:
+        per = _per_sequence_s(job, shape)
+        seconds = steps * units * TRAIN_PASSES * (per + SENTENCE_OVERHEAD_S)
+        mem = TORCH_MB + 5 * shape.weights_mb + activations
+    return Need(mem, 120 + seconds, shape.weights_mb * 5 + 200)
+
+
+def _scratch_finetune_need(
+    job: Job, shape: EncoderShape, tasks: Mapping[str, Mapping[str, Any]], runs: int
+) -> Need:
+    """``runs`` fine-tunings of a from-scratch model per task (``tasks``: task -> params),
+    each over its training examples (capped) and epochs, plus its test sets."""
+    from xlalign.evaluation.tasks.registry import TASKS
+
+    seconds = 0.0
+    for task, params in tasks.items():
+        proto = TASKS[task].protocol if task in TASKS else {}
+        epochs = float(params.get("epochs", proto.get("epochs", 3)))
+        length = int(params.get("max_length", proto.get("max_length", 128)))
+        n = params.get("max_train_examples") or TRAIN_EXAMPLES.get(task, TRAIN_EXAMPLES_DEFAULT)
+        tests = 2 * (params.get("max_test_examples") or TEST_EXAMPLES)
+        per = _per_sequence_s(job, shape) * length / 128
+        seconds += runs * (n * epochs * TRAIN_PASSES + tests) * (per + SENTENCE_OVERHEAD_S)
+    return Need(TORCH_MB + 4 * shape.weights_mb + 500, 60 + seconds, shape.weights_mb * 3 + 200)
+
+
+def _derived_pretrain(job: Job) -> Need:
+    """001's small model on English + a derived language (a transliterating composition
+    doubles the vocabulary), one row (or a row with its Tables 1-2 share)."""
+    from xlalign.derived.naming import split_run
+
+    dv = job.cfg.get("derived", {})
+    section = dv.get("pretrain", {})
+    shape = _scratch_shape(dv, 2 * int(dv.get("vocab_size", 40_000)))
+    row = split_run(job.wildcards.get("dvrun", "mlm"))[0]
+    return _scratch_pretrain_need(job, shape, section, row, int(section.get("steps", 7500)))
+
+
+def _derived_evaluate(job: Job) -> Need:
+    """ZS and SUP fine-tuning per derived task, and the layer-wise alignment analysis."""
+    dv = job.cfg.get("derived", {})
+    shape = _scratch_shape(dv, 2 * int(dv.get("vocab_size", 40_000)))
+    tasks = {t: dict(spec.get("params") or {}) for t, spec in dv.get("tasks", {}).items()}
+    return _scratch_finetune_need(job, shape, tasks, runs=2)
+
+
+def _meta_pretrain(phase: str) -> Callable[[Job], Need]:
+    """004's monolingual (``mono``) or cross-lingual (``cross``) pre-training from scratch."""
+
+    def need(job: Job) -> Need:
+        mp = job.cfg.get("metapretrain", {})
+        part = mp.get(phase, {})
+        shape = _scratch_shape(mp, int(part.get("vocab_size", 50_000)))
+        section = mp.get("pretrain", {})
+        return _scratch_pretrain_need(job, shape, section, "mlm", int(part.get("steps", 7500)))
+
+    return need
+
+
+def _meta_evaluate(job: Job) -> Need:
+    """Zero-shot fine-tuning of the cross-lingual model (the zero-shot tasks' params) and
+    retrieval at every layer."""
+    mp = job.cfg.get("metapretrain", {})
+    shape = _scratch_shape(mp, int(mp.get("cross", {}).get("vocab_size", 250_000)))
+    zs = job.cfg.get("zeroshot", {}).get("tasks", {})
+    tasks = {
+        t: dict(zs.get(t, {}).get("params") or {}) for t in mp.get("evaluate", {}).get("tasks", [])
+    }
+    return _scratch_finetune_need(job, shape, tasks, runs=1)
+
+
+def _analyse_encoder(job: Job) -> Need:
+    """The encoder over the gold word-alignment pairs and each distance pair's sentence
+    sample, every layer's word vectors of both sides held at once (at most
+    ``ANALYSIS_GOLD_PAIRS`` gold pairs: the WPT sets have 1,244 or fewer); the per-layer
+    alignments (argmax, Sinkhorn) are small beside them."""
+    an = job.cfg.get("analysis", {})
+    dist = an.get("distances", {})
+    gold = HANDMADE_GOLD_PAIRS if an.get("gold", {}).get("source") == "handmade" else None
+    pairs = (gold or ANALYSIS_GOLD_PAIRS) + int(dist.get("sentences", 1000)) * len(
+        dist.get("pairs", [1])
+    )
+    enc = job.encoder
+    states = 2 * pairs * WORDS_PER_SENTENCE * (enc.depth + 1) * enc.dim * 4 / MB
+    seconds = 2 * pairs * (_per_sequence_s(job, enc) + SENTENCE_OVERHEAD_S)
+    return Need(TORCH_MB + 2 * enc.weights_mb + 2 * states, 60 + seconds, 100)
+
+
 def _download(stage: str) -> Callable[[Job], Need]:
     size = DOWNLOAD_MB[stage]
     return lambda job: Need(500, size / DOWNLOAD_MB_S, size)
@@ -911,21 +1055,21 @@ STAGES: dict[str, Callable[[Job], Need]] = {
     "track_results": _fixed(800, 10),
     "pretrain": _pretrain,
     "pretrain_text": _sample,
-    # Issue 17's stages. Derived languages and meta-pretraining train small from-scratch
-    # models (measured on the embedded default: <= 1.5 GB RSS, models of a few MB); the
-    # spaCy parse of the English text and task data (derived_data). At full scale (001's
-    # BERT-small, 004's base model) they need a GPU and hours: set them in a profile.
+    # Issue 17's stages. Derived languages and meta-pretraining train from-scratch models
+    # of the configured arch (embedded default: <= 1.5 GB RSS, models of a few MB; at full
+    # scale 001's 8-layer model for 500k steps and 004's base model, on a GPU); the spaCy
+    # parse of the English text and task data (derived_data).
     "derived_data": _fixed(2000, 60, 500),
-    "derived_pretrain": _fixed(3000, 600, 2000),
-    "derived_evaluate": _fixed(3000, 240, 1000),
+    "derived_pretrain": _derived_pretrain,
+    "derived_evaluate": _derived_evaluate,
     "derived_tables": _fixed(800, 10),
-    "meta_mono": _fixed(3000, 600, 2000),
-    "meta_cross": _fixed(3000, 600, 2000),
-    "meta_evaluate": _fixed(3000, 240, 1000),
+    "meta_mono": _meta_pretrain("mono"),
+    "meta_cross": _meta_pretrain("cross"),
+    "meta_evaluate": _meta_evaluate,
     "meta_tables": _fixed(800, 10),
     # The encoder over a few hundred sentence pairs, every layer kept (the gold set, the
     # distance sample); eflomal over the alignment stage's pairs + the gold sentences.
-    "analyse_encoder": _fixed(4000, 60, 100),
+    "analyse_encoder": _analyse_encoder,
     "eflomal_reference": _fixed(2000, 60, 500),
     "analysis_tables": _fixed(800, 10),
     **{name: _download(name) for name in DOWNLOAD_MB},

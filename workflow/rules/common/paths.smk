@@ -291,6 +291,21 @@ def finetune_splits(task):
     }
 
 
+def derived_task_inputs():
+    """What derived_data reads of its tasks' English train and dev data: the split files
+    of the embedded builders, or the directories `prepare_task` makes from the official
+    files (full scale: XNLI, PAN-X, UD-POS)."""
+    from xlalign.evaluation.tasks.registry import task_info
+
+    out = []
+    for task in DV_TASKS:
+        if task_info(task).data == "download":
+            out.append(wp.task_dir(task, task_info(task).train_language))
+        else:
+            out += list(finetune_splits(task).values())
+    return out
+
+
 def retrieval_files(rset):
     langs = config["zeroshot"]["retrieval"]["sets"][rset]["languages"]
     return [wp.task_split_file(rset, lang, "test") for lang in langs]

@@ -21,6 +21,7 @@ from xlalign.workflow import paths as wp  # noqa: E402
 from xlalign.workflow import manifest  # noqa: E402
 from xlalign.core.errors import ConfigError  # noqa: E402
 from xlalign.pretrain import recipes as xlrecipes  # noqa: E402
+from xlalign.derived import naming as xlnaming  # noqa: E402
 
 # The configuration: `--configfile` (e.g. config/paper.yaml) *replaces* the embedded
 # default config/config.yaml instead of being merged into it.
@@ -174,6 +175,22 @@ DV_SPECS = DV["transformations"] if DV["enabled"] else []
 DV_RUNS = DV["runs"] if DV["enabled"] else []
 DV_SEEDS = DV["seeds"]
 DV_TASKS = list(DV["tasks"])
+# 001's Tables 1-2: extra runs (`tlm-p10`, `dict-mlm-d50`) of DV_RUNS' rows on one spec.
+DV_SWEEP_SPEC = DV["sweeps"]["spec"] if DV_SPECS else None
+DV_SWEEP_RUNS = (
+    xlnaming.sweep_runs(
+        DV_RUNS,
+        parallel=DV["sweeps"]["parallel"],
+        dictionary=DV["sweeps"]["dictionary"],
+        base_dictionary=DV["dictionary_fraction"],
+    )
+    if DV_SWEEP_SPEC
+    else []
+)
+# Every (run, spec) pre-trained: each base run on each composition, the sweeps on theirs.
+DV_COMBOS = [(r, s) for r in DV_RUNS for s in DV_SPECS] + [
+    (r, DV_SWEEP_SPEC) for r in DV_SWEEP_RUNS
+]
 # Meta-pretraining (004): the initialisation variants of the cross-lingual model.
 MP = config["metapretrain"]
 MP_VARIANTS = MP["variants"] if MP["enabled"] else []
