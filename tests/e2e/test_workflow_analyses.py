@@ -137,3 +137,9 @@ def test_alignment_analyses(run: Path) -> None:
     assert summary["best_aer"][ENCODER]["ot"]["layer"] in range(13)
     figures = sorted(p.name for p in (run / RES / "figures" / "analysis").glob("*.png"))
     assert len(figures) >= 2, figures
+    # alignment against zero-shot transfer across the encoders before fine-tuning, by layer
+    for task in cfg["zeroshot"]["tasks"]:
+        rows = summary["alignment_transfer"][task]
+        assert len(rows) == 13 and all(r["n"] == len(cfg["pretrain"]["runs"]) + 1 for r in rows)
+        assert all(r["rho"] is None or -1 <= r["rho"] <= 1 for r in rows)
+    assert "alignment_transfer.png" in figures

@@ -499,3 +499,74 @@ def test_write_analysis_without_reference_or_distances(tmp_path: Path) -> None:
     )
     assert summary["reference"] is None and set(summary["tables"]) == {"aer"}
     assert "distances.png" not in summary["figures"]
+
+
+# ------------------------------------------------------- alignment and transfer by layer
+
+
+def ft(encoder: str, task: str, seed: int, per_language: dict) -> dict:
+    """The zero-shot stage's fine-tuning result, as far as the correlation reads it."""
+    return {
+        "encoder": encoder,
+        "task": task,
+        "seed": seed,
+        "summary": {"per_language": per_language},
+    }
+
+
+def test_zero_shot_transfer_is_the_mean_over_languages_then_seeds() -> None:
+    runs = [
+        ft("e5", "pos-gold", 1, {"de": 60.0, "ru": 40.0}),  # 50
+        ft("e5", "pos-gold", 2, {"de": 70.0, "ru": 50.0, "tl": None}),  # 60 (None left out)
+        ft("x2s", "pos-gold", 1, {"de": 30.0}),
+    ]
+    assert an.zero_shot_transfer(runs) == {"e5": {"pos-gold": 55.0}, "x2s": {"pos-gold": 30.0}}
+    with pytest.raises(InputError, match=r"summary\.per_language\.de"):
+        an.zero_shot_transfer([ft("e5", "pos-gold", 1, {"de": "high"})])
+
+
+def test_alignment_transfer_by_layer_by_hand() -> None:
+    recs = [encoder(f"m{i}", [0.5, 0.5], [0.5, 0.5]) for i in range(5)]
+    for rec, scores in zip(recs, [[10, 20], [20, 10], [30, 40], [40, 30], [99, 99]], strict=True):
+        rec["word_score_by_layer"] = [float(x) for x in scores]
+    transfer = {f"m{i}": {"pos-gold": float(i + 1)} for i in range(4)}  # m4: no transfer
+    rows = an.alignment_transfer_by_layer(recs, transfer)["pos-gold"]
+    assert [r["n"] for r in rows] == [4, 4] and rows[0]["encoders"] == ["m0", "m1", "m2", "m3"]
+    assert rows[0]["rho"] == pytest.approx(1.0)
+    # layer 1: ranks 2, 1, 4, 3 against 1, 2, 3, 4: sum d^2 = 4, rho = 1 - 6*4 / (4*15)
+    assert rows[1]["rho"] == pytest.approx(0.6)
+    assert 0 < rows[1]["p_value"] < 1
+
+
+def test_derived_correlation_by_layer_by_hand() -> None:
+    recs = copy.deepcopy(DERIVED[:5])  # Δ: mlm.trans 10, mlm.trans+inv 35 (two seeds), ...
+    for rec, layers in zip(
+        recs, [[1.0, 40.0], [2.0, 10.0], [2.0, 20.0], [3.0, 50.0], [4.0, 30.0]], strict=True
+    ):
+        rec["alignment"]["word_score_by_layer"] = layers
+    rows = an.derived_correlation_by_layer(recs, "pos-gold")
+    # points (mean over seeds): mlm.trans (1, Δ 10), mlm.trans+inv (2, 35; layer 1: 15),
+    # align-mlm.trans (3, 2; 50), align-mlm.trans+inv (4, 21; 30)
+    from scipy.stats import spearmanr
+
+    assert rows[0]["rho"] == pytest.approx(spearmanr([1, 2, 3, 4], [10, 35, 2, 21]).statistic)
+    assert rows[1]["rho"] == pytest.approx(spearmanr([40, 15, 50, 30], [10, 35, 2, 21]).statistic)
+    # by hand: ranks 3, 1, 4, 2 against 2, 4, 1, 3: sum d^2 = 20, rho = 1 - 6*20 / (4*15)
+    assert rows[1]["rho"] == pytest.approx(-1.0)
+
+
+def test_write_analysis_with_transfer(tmp_path: Path) -> None:
+    transfer = {"e5": {"pos-gold": 50.0}, "x2s": {"pos-gold": 40.0}}
+    summary = an.write_analysis(
+        ENCODERS,
+        REFERENCE,
+        out_md=tmp_path / "a.md",
+        out_tex=tmp_path / "a.tex",
+        fig_dir=tmp_path / "figs",
+        summary_json=tmp_path / "a.json",
+        transfer=transfer,
+    )
+    rows = summary["alignment_transfer"]["pos-gold"]
+    assert rows[0]["rho"] is None and "2 pair(s)" in rows[0]["reason"]  # two encoders
+    assert "(001 Figure 3, by layer)" in (tmp_path / "a.md").read_text()
+    assert {"alignment_transfer.png", "alignment_transfer.svg"} <= set(summary["figures"])

@@ -245,16 +245,28 @@ def test_analyses_metrics_from_the_summaries() -> None:
             }
         },
         "correlations": {"pos-gold": {"rho": -0.5, "p_value": 0.2, "n": 8}},
+        "sweeps": {"dictionary": {"cells": {"50 %": {"pos-gold Δ align-mlm": {"mean": 1.5}}}}},
     }
     analysis = {
-        "best_aer": {"e5": {"ot": {"layer": 6, "aer": 0.037, "last_layer_aer": float("nan")}}}
+        "best_aer": {"e5": {"ot": {"layer": 6, "aer": 0.037, "last_layer_aer": float("nan")}}},
+        "alignment_transfer": {
+            "pos-gold": [
+                {"layer": 0, "rho": None, "p_value": None, "n": 2},
+                {"layer": 1, "rho": 0.4, "p_value": 0.6, "n": 4},
+            ]
+        },
     }
     got = analyses_metrics({"derived": derived, "analysis": analysis})
     assert got == {
         "derived.align-mlm.trans_inv.pos-gold _.mean": 3.5,
+        "derived.dictionary.50 _.pos-gold _ align-mlm.mean": 1.5,
         "derived.spearman.pos-gold.rho": -0.5,
         "derived.spearman.pos-gold.p": 0.2,
         "derived.spearman.pos-gold.n": 8.0,
         "analysis.best_aer.e5.ot.layer": 6.0,
         "analysis.best_aer.e5.ot.aer": 0.037,
+        "analysis.spearman_layer.pos-gold.0.n": 2.0,
+        "analysis.spearman_layer.pos-gold.1.rho": 0.4,
+        "analysis.spearman_layer.pos-gold.1.p": 0.6,
+        "analysis.spearman_layer.pos-gold.1.n": 4.0,
     }

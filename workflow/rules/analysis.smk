@@ -1,8 +1,9 @@
 # Alignment analyses (xlalign.analysis) of the encoder, its continued pre-training
 # checkpoints and their fine-tuned versions: word alignment from each layer (argmax and
 # optimal transport) scored by AER against gold links (004 section 4.4) with eflomal's
-# links as the reference point, the word alignment score by layer, and L2 distances of
-# related and unrelated word pairs (003 section 5.4).
+# links as the reference point, the word alignment score by layer and its Spearman
+# correlation with zero-shot transfer across encoders (001), and L2 distances of related
+# and unrelated word pairs (003 section 5.4).
 
 
 rule analyse_encoder:
@@ -70,6 +71,15 @@ rule analysis_tables:
             output_path(rules.analyse_encoder, "stats", aenc=e) for e in AN_ENCODERS
         ],
         reference=rules.eflomal_reference.output.stats,
+        # the zero-shot results of the encoders before fine-tuning (transfer, for the
+        # alignment/transfer correlation by layer)
+        runs=[
+            output_path(rules.finetune, "stats", encoder=e, task=t, ftseed=s)
+            for e in AN_ENCODERS
+            if e in ZS_ENCODERS
+            for t in ZS_TASKS
+            for s in ZS_SEEDS
+        ],
     output:
         md=f"{RES}/tables/analysis.md",
         html=report(

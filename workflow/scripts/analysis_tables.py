@@ -1,8 +1,9 @@
-"""Snakemake job: AER by layer, word alignment scores and L2 distances of every analysed
-encoder, as tables and figures (see xlalign.reporting.analyses)."""
+"""Snakemake job: AER by layer, word alignment scores (and their correlation with the
+encoders' zero-shot transfer) and L2 distances of every analysed encoder, as tables and
+figures (see xlalign.reporting.analyses)."""
 
 from xlalign.core.io import read_json
-from xlalign.reporting.analyses import write_analysis
+from xlalign.reporting.analyses import write_analysis, zero_shot_transfer
 from xlalign.reporting.html import write_html
 from xlalign.workflow.jobscript import job_logging
 
@@ -15,5 +16,6 @@ with job_logging(snakemake):
         out_tex=out.tex,
         fig_dir=out.figures,
         summary_json=out.summary,
+        transfer=zero_shot_transfer([read_json(p) for p in snakemake.input.runs]),
     )
     write_html(out.md, out.html)

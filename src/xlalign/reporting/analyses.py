@@ -12,7 +12,8 @@ written atomically):
   (retrieval accuracy by layer per variant), :func:`write_meta`;
 * encoder analyses: :func:`aer_frame`, :func:`aer_figure` (004 Figure 4),
   :func:`word_score_figure`, :func:`distances_frame`, :func:`distances_figure` (003
-  Figure 1), :func:`write_analysis`.
+  Figure 1), :func:`alignment_transfer_by_layer` (the word alignment score of each layer
+  against zero-shot transfer across encoders), :func:`write_analysis`.
 
 Seeds: a cell is the mean over seeds, ``± sample std`` with more than one. A record
 lacking a key the table needs is an :class:`InputError` naming the record and the key;
@@ -416,6 +417,42 @@ def derived_correlation(
     return out
 
 
+def derived_correlation_by_layer(records: Sequence[Record], task: str) -> list[dict[str, Any]]:
+    """Per layer, Spearman's ρ (two-sided p) between the word alignment score of the
+    natural-derived test pairs at that layer and Δ on ``task``, across the runs x
+    transformations (each the mean over its seeds), the per-layer companion of
+    :func:`derived_correlation` (same sign: negative = more alignment, better transfer)."""
+    from xlalign.analysis.correlation import spearman
+
+    data = _collect_derived(records, [task])
+    layers: dict[tuple[str, str], list[list[float]]] = {}
+    for k, rec in enumerate(records):
+        where = _where(rec, k, "derived-language evaluation")
+        key = (_derived_run(rec, where), str(_get(rec, "spec", where)))
+        series = (rec.get("alignment") or {}).get("word_score_by_layer")
+        if key in data.values and series:
+            vals = _series(series, f"{where}: alignment.word_score_by_layer")
+            for layer, v in enumerate(vals):
+                slots = layers.setdefault(key, [])
+                while len(slots) <= layer:
+                    slots.append([])
+                if v is not None:
+                    slots[layer].append(v)
+    keys = [k for k in data.rows if k in layers and data.values[k].get((task, "delta"))]
+    depth = max((len(layers[k]) for k in keys), default=0)
+    out = []
+    for layer in range(depth):
+        xs = [
+            statistics.fmean(layers[k][layer])
+            if layer < len(layers[k]) and layers[k][layer]
+            else None
+            for k in keys
+        ]
+        ys = [statistics.fmean(data.values[k][(task, "delta")]) for k in keys]
+        out.append({"layer": layer, **spearman(xs, ys)})
+    return out
+
+
 def _y_label(against: str, metric: str) -> str:
     return {
         "delta": f"Δ = SUP − ZS ({metric}, lower = better transfer)",
@@ -751,10 +788,18 @@ def write_derived(
         ):
             if frame is not None:
                 sweeps[kind] = frame
+    by_layer = {t: derived_correlation_by_layer(base, t) for t in task_ids}
     lines = [
         f"- {t}: alignment vs Δ, {_corr_text(c)}; negative = more alignment, better transfer "
         "(001 quotes the opposite sign)"
         for t, c in corrs.items()
+    ] + [
+        f"- {t}: word alignment score of layer l vs Δ, ρ by layer: "
+        + ", ".join(
+            f"{r['layer']}: {'–' if r['rho'] is None else format(r['rho'], '.2f')}" for r in rows
+        )
+        for t, rows in by_layer.items()
+        if rows
     ]
     md = "\n".join(
         [
@@ -784,6 +829,7 @@ def write_derived(
     summary = {
         "table": table.summary(),
         "correlations": corrs,
+        "correlations_by_layer": by_layer,
         "sweeps": {kind: frame.summary() for kind, frame in sweeps.items()},
         "figures": [p.name for p in paths],
     }
@@ -1471,6 +1517,103 @@ def distances_figure(records: Sequence[Record], stem: PathLike) -> list[Path]:
     return save_figure(distances_histogram_figure(records), stem)
 
 
+def zero_shot_transfer(runs: Sequence[Record]) -> dict[str, dict[str, float]]:
+    """Encoder -> task -> zero-shot score of fine-tuning results (the zero-shot stage's
+    records: ``encoder``, ``task``, ``summary.per_language``): per seed the mean over the
+    target languages (XTREME's average), then the mean over seeds."""
+    seeds: dict[tuple[str, str], list[float]] = {}
+    for k, rec in enumerate(runs):
+        where = _where(rec, k, "fine-tuning result")
+        per = _get(rec, "summary.per_language", where)
+        if not isinstance(per, Mapping):
+            raise InputError(f"{where}: summary.per_language: expected a mapping lang -> score")
+        checked = [
+            finite_number(v, f"{where}: summary.per_language.{lang}") for lang, v in per.items()
+        ]
+        vals = [v for v in checked if v is not None]
+        if vals:
+            key = (str(_get(rec, "encoder", where)), str(_get(rec, "task", where)))
+            seeds.setdefault(key, []).append(statistics.fmean(vals))
+    out: dict[str, dict[str, float]] = {}
+    for (enc, task), vals in seeds.items():
+        out.setdefault(enc, {})[task] = statistics.fmean(vals)
+    return out
+
+
+def alignment_transfer_by_layer(
+    records: Sequence[Record], transfer: Mapping[str, Mapping[str, float]]
+) -> dict[str, list[dict[str, Any]]]:
+    """Per task and layer, Spearman's ρ (two-sided p) between the encoders' word alignment
+    score at that layer and their zero-shot score (``transfer``: encoder -> task ->
+    score, :func:`zero_shot_transfer`), across the encoders that have both: 001's
+    alignment/transfer correlation (Figure 3, Appendix E) with the contextual word
+    alignment score of each layer in place of the embedding score. Positive ρ: better
+    aligned, better transfer."""
+    from xlalign.analysis.correlation import spearman
+
+    scores: dict[str, list[float | None]] = {}
+    for k, rec in enumerate(records):
+        where = _where(rec, k, "encoder analysis")
+        enc = str(_get(rec, "encoder", where))
+        if enc in transfer and rec.get("word_score_by_layer"):
+            scores[enc] = _series(rec["word_score_by_layer"], f"{where}: word_score_by_layer")
+    tasks = sorted({t for enc in scores for t in transfer[enc]})
+    depth = max((len(v) for v in scores.values()), default=0)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for task in tasks:
+        encs = [e for e in scores if task in transfer[e]]
+        out[task] = []
+        for layer in range(depth):
+            xs = [scores[e][layer] if layer < len(scores[e]) else None for e in encs]
+            res = spearman(xs, [transfer[e][task] for e in encs])
+            out[task].append({"layer": layer, "encoders": encs, **res})
+    return out
+
+
+def _correlation_lines(by_layer: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
+    lines = []
+    for task, rows in by_layer.items():
+        defined = [r for r in rows if r["rho"] is not None]
+        if not defined:
+            reason = rows[0]["reason"] if rows else "no layer"
+            lines.append(f"- {task}: ρ undefined ({reason})")
+            continue
+        best = max(defined, key=lambda r: r["rho"])
+        cells = ", ".join(
+            f"{r['layer']}: {r['rho']:.2f}" if r["rho"] is not None else f"{r['layer']}: –"
+            for r in rows
+        )
+        lines.append(
+            f"- {task} (n = {best['n']} encoders): highest ρ = {best['rho']:.2f} at layer "
+            f"{best['layer']} (p = {best['p_value']:.2g}); by layer {cells}"
+        )
+    return lines
+
+
+def correlation_by_layer_figure(by_layer: Mapping[str, Sequence[Mapping[str, Any]]]) -> Figure:
+    """Spearman's ρ of alignment and transfer by layer, one line per task."""
+    with style():
+        fig = Figure(figsize=(5.6, 3.6))
+        ax = fig.add_subplot()
+        for k, (task, rows) in enumerate(by_layer.items()):
+            ax.plot(
+                [r["layer"] for r in rows],
+                [math.nan if r["rho"] is None else r["rho"] for r in rows],
+                color=PALETTE[k % len(PALETTE)],
+                marker="o",
+                markersize=3,
+                label=task,
+            )
+        ax.axhline(0.0, color="#888888", linewidth=0.8)
+        ax.set_ylim(-1.05, 1.05)
+        ax.set_title("Alignment and zero-shot transfer across encoders")
+        ax.set_xlabel("layer of the word alignment score (0 = embeddings)")
+        ax.set_ylabel("Spearman ρ")
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return fig
+
+
 def write_analysis(
     records: Sequence[Record],
     reference: Record | None,
@@ -1479,12 +1622,15 @@ def write_analysis(
     out_tex: PathLike,
     fig_dir: PathLike,
     summary_json: PathLike,
+    transfer: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, Any]:
     """The AER table and, when any record has them, the distances table (``out_md``;
     both in ``out_tex``), the figures in ``fig_dir`` (``aer_by_layer``,
-    ``word_score_by_layer`` when every record has scores, ``distances``), and
-    ``summary_json``: the best AER layer per encoder and method, eflomal's AER, the
-    tables' cells and the figure file names."""
+    ``word_score_by_layer`` when every record has scores, ``distances``,
+    ``alignment_transfer`` with ``transfer``), and ``summary_json``: the best AER layer
+    per encoder and method, eflomal's AER, the tables' cells, the alignment/transfer
+    correlation by layer (:func:`alignment_transfer_by_layer`, with ``transfer``: encoder
+    -> task -> zero-shot score) and the figure file names."""
     aer = aer_frame(records, reference)
     tables = [aer]
     fig_dir = Path(fig_dir)
@@ -1506,6 +1652,21 @@ def write_analysis(
     for t in tables:
         parts += [t.to_markdown().rstrip("\n"), ""]
     parts += ["## Best AER layer", "", *lines, ""]
+    correlation = alignment_transfer_by_layer(records, transfer) if transfer else {}
+    if correlation:
+        parts += [
+            "## Alignment and zero-shot transfer (001 Figure 3, by layer)",
+            "",
+            "Spearman's ρ across the encoders between the word alignment score of a layer "
+            "and the zero-shot score (mean over target languages and seeds); positive = "
+            "better aligned, better transfer.",
+            "",
+            *_correlation_lines(correlation),
+            "",
+        ]
+        paths += save_figure(
+            correlation_by_layer_figure(correlation), fig_dir / "alignment_transfer"
+        )
     _write_text(out_md, "\n".join(parts))
     _write_text(out_tex, "\n".join(t.to_latex() for t in tables))
     summary: dict[str, Any] = {
@@ -1519,6 +1680,7 @@ def write_analysis(
             else None
         ),
         "tables": {t.name: t.summary() for t in tables},
+        "alignment_transfer": correlation,
         "figures": [p.name for p in paths],
     }
     write_json(summary_json, summary)

@@ -310,15 +310,24 @@ def _finite(v: Any) -> bool:
 
 def analyses_metrics(summaries: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
     """MLflow metrics from the analyses' summaries (xlalign.reporting.analyses; name ->
-    summary): every table cell's mean (``<name>.<row>.<column>.mean``), the Spearman
-    correlations of alignment and transfer (``<name>.spearman.<task>.rho|p|n``) and the
-    best AER layer per encoder and method (``<name>.best_aer.<encoder>.<method>.layer|
-    aer|last_layer_aer``)."""
+    summary): every table cell's mean (``<name>.<row>.<column>.mean``; 001's Tables 1-2
+    under ``<name>.<parallel|dictionary>.``), the Spearman correlations of alignment and
+    transfer (``<name>.spearman.<task>.rho|p|n``, and by layer
+    ``<name>.spearman_layer.<task>.<layer>.rho|p|n``) and the best AER layer per encoder
+    and method (``<name>.best_aer.<encoder>.<method>.layer|aer|last_layer_aer``)."""
     out: dict[str, float] = {}
     for name, summary in summaries.items():
         tables = dict(summary.get("tables") or {})
         if "table" in summary:
             tables[""] = summary["table"]
+        tables.update(summary.get("sweeps") or {})
+        for key in ("correlations_by_layer", "alignment_transfer"):
+            for task, rows in (summary.get(key) or {}).items():
+                for row in rows:
+                    for k, short in (("rho", "rho"), ("p_value", "p"), ("n", "n")):
+                        if _finite(row.get(k)):
+                            metric = f"{name}.spearman_layer.{task}.{row['layer']}.{short}"
+                            out[_clean(metric)] = float(row[k])
         for tname, table in tables.items():
             stem = f"{name}.{tname}." if tname else f"{name}."
             for row, cols in ((table or {}).get("cells") or {}).items():
