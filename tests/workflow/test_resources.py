@@ -151,6 +151,16 @@ def test_scratch_models_follow_their_own_schedule(paper: dict[str, Any]) -> None
     assert _est("derived_pretrain", paper, wildcards={"dvrun": "mlm"}).runtime < base.runtime
     assert _est("meta_cross", paper).runtime == _est("meta_mono", paper).runtime  # same steps
     assert _est("meta_cross", paper).mem_mb > _est("meta_mono", paper).mem_mb  # 250k pieces
+    # derived_data: spaCy over 100k paragraphs and XNLI's 393k pairs (both texts parsed)
+    data = _est("derived_data", paper, wildcards={"spec": "trans"})
+    assert 60 <= data.runtime <= 6 * 60
+    no_xnli = _with(paper, "derived.tasks", {"udpos": {}, "panx": {}})
+    assert _est("derived_data", no_xnli, wildcards={"spec": "trans"}).runtime < data.runtime
+    # the syntax transformation parses the tagging data too (runtimes round to 5 minutes)
+    assert (
+        _est("derived_data", no_xnli, wildcards={"spec": "trans+syn"}).mem_mb
+        > _est("derived_data", no_xnli, wildcards={"spec": "trans"}).mem_mb
+    )
 
 
 def test_grow_with_parallel_corpus(paper: dict[str, Any]) -> None:

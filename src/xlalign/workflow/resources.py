@@ -93,6 +93,17 @@ GPU_SENTENCE_LAYERS_S = 12_000
 #: MLM + 32 TLM sequences of 512 tokens took 0.125 s a step, 655k tokens/s = 2.3M
 #: token-layers/s; a base model (12 x 768) 364k tokens/s = 4.4M. The smaller figure.
 SCRATCH_GPU_TOKEN_LAYERS_S = 2.3e6
+#: spaCy's en_core_web_sm 3.8 (tagger, parser, sentence split) on one thread, words per
+#: second, and its load: measured on the embedded default's derived_data jobs (2 cores,
+#: 2026-11-27: 64.7k text words in 10.3 s with the task data unparsed, 136k words in
+#: 15.9 s with them parsed for the syntax transformation).
+SPACY_WORDS_S = 12_000
+SPACY_LOAD_S = 5
+#: Words of a paragraph of the pre-training text (Wikipedia's are about 100; the embedded
+#: default's 65).
+PARAGRAPH_WORDS = 100
+#: A task record in memory, natural and derived copies (bytes).
+RECORD_BYTES = 2_000
 #: The alignment analyses' gold set, at most (WPT's English-French set: 447 pairs;
 #: EuroParl German-English: 508; Jalili Sabet et al.'s largest, 1,244 pairs, rounded up).
 ANALYSIS_GOLD_PAIRS = 2_000
@@ -947,6 +958,34 @@ def _scratch_finetune_need(
     return Need(TORCH_MB + 4 * shape.weights_mb + 500, 60 + seconds, shape.weights_mb * 3 + 200)
 
 
+def _derived_data(job: Job) -> Need:
+    """spaCy over the English pre-training paragraphs (``derived.max_paragraphs``) and the
+    task data it parses: a sentence-pair task's texts always (they are split into
+    sentences), a tagging task's sentences for a syntax transformation; every record held
+    in memory once."""
+    from xlalign.derived.transforms import parse_spec
+    from xlalign.evaluation.tasks.registry import TASKS
+
+    dv = job.cfg.get("derived", {})
+    try:
+        syn = "syn" in parse_spec(job.wildcards.get("spec", "syn"))
+    except ConfigError:
+        syn = True
+    words = int(dv.get("max_paragraphs", 100_000)) * PARAGRAPH_WORDS
+    records = 0
+    for task, spec in (dv.get("tasks") or {}).items():
+        n = (spec.get("params") or {}).get("max_train_examples") or TRAIN_EXAMPLES.get(
+            task, TRAIN_EXAMPLES_DEFAULT
+        )
+        records += int(n)
+        pair = task in TASKS and TASKS[task].family == "classification"
+        if pair or syn:
+            words += int(n) * (2 if pair else 1) * WORDS_PER_SENTENCE
+    seconds = SPACY_LOAD_S + words / SPACY_WORDS_S
+    mem = SEGMENTER_MB + records * RECORD_BYTES / MB + words * 40 / MB
+    return Need(mem, seconds, words * 20 / MB + 100)
+
+
 def _derived_pretrain(job: Job) -> Need:
     """001's small model on English + a derived language (a transliterating composition
     doubles the vocabulary), one row (or a row with its Tables 1-2 share)."""
@@ -1059,7 +1098,7 @@ STAGES: dict[str, Callable[[Job], Need]] = {
     # of the configured arch (embedded default: <= 1.5 GB RSS, models of a few MB; at full
     # scale 001's 8-layer model for 500k steps and 004's base model, on a GPU); the spaCy
     # parse of the English text and task data (derived_data).
-    "derived_data": _fixed(2000, 60, 500),
+    "derived_data": _derived_data,
     "derived_pretrain": _derived_pretrain,
     "derived_evaluate": _derived_evaluate,
     "derived_tables": _fixed(800, 10),
