@@ -240,6 +240,16 @@ class _Derived:
     seeds: dict[tuple[str, str], set[int]]
 
 
+def _task_scores(res: Any, at: str) -> tuple[float | None, float | None, float | None]:
+    """(ZS, SUP, Δ) of one task's result; Δ = SUP − ZS where the record has none."""
+    zs = finite_number(_get(res, "zs", at), f"{at}.zs")
+    sup = finite_number(_get(res, "sup", at), f"{at}.sup")
+    delta = finite_number(res.get("delta"), f"{at}.delta")
+    if delta is None and zs is not None and sup is not None:
+        delta = sup - zs
+    return zs, sup, delta
+
+
 def _collect_derived(records: Sequence[Record], tasks: Sequence[str] | None) -> _Derived:
     if not records:
         raise InputError("derived languages: no evaluation records")
@@ -264,11 +274,7 @@ def _collect_derived(records: Sequence[Record], tasks: Sequence[str] | None) -> 
             if task not in data.tasks:
                 data.tasks.append(task)
             at = f"{where}: tasks.{task}"
-            zs = finite_number(_get(res, "zs", at), f"{at}.zs")
-            sup = finite_number(_get(res, "sup", at), f"{at}.sup")
-            delta = finite_number(res.get("delta"), f"{at}.delta")
-            if delta is None and zs is not None and sup is not None:
-                delta = sup - zs
+            zs, sup, delta = _task_scores(res, at)
             data.metric.setdefault(task, str(res.get("metric", "score")))
             for measure, v in (
                 ("zs", zs),
@@ -614,7 +620,7 @@ def derived_parallel_frame(
     for share, run, rec in sorted(rows, key=lambda x: (x[0], x[1])):
         runs.setdefault(run, (share, []))[1].append(rec)
     groups = [
-        (run, f"{split_row(run)}, {_pct(share)} parallel", recs_)
+        (run, f"{_split_row(run)}, {_pct(share)} parallel", recs_)
         for run, (share, recs_) in runs.items()
     ]
     if align:
@@ -630,7 +636,7 @@ def derived_parallel_frame(
     )
 
 
-def split_row(run: str) -> str:
+def _split_row(run: str) -> str:
     from xlalign.derived.naming import split_run
 
     return split_run(run)[0]
@@ -656,7 +662,7 @@ def derived_dictionary_frame(
         share = _sweep_share(rec, where, "dictionary")
         if share is None:
             continue
-        row = split_row(_derived_run(rec, where))
+        row = _split_row(_derived_run(rec, where))
         if row not in rows_seen:
             rows_seen.append(row)
         sid = _pct(share)
@@ -711,12 +717,7 @@ def _sweep_table(
             for task, res in (_get(rec, "tasks", where) or {}).items():
                 if task not in tasks:
                     tasks.append(task)
-                at = f"{where}: tasks.{task}"
-                zs = finite_number(_get(res, "zs", at), f"{at}.zs")
-                sup = finite_number(_get(res, "sup", at), f"{at}.sup")
-                delta = finite_number(res.get("delta"), f"{at}.delta")
-                if delta is None and zs is not None and sup is not None:
-                    delta = sup - zs
+                zs, sup, delta = _task_scores(res, f"{where}: tasks.{task}")
                 for label, measure in measures:
                     v = {"zs": zs, "sup": sup, "delta": delta}[measure]
                     if v is not None:
@@ -1583,9 +1584,11 @@ def _correlation_lines(by_layer: Mapping[str, Sequence[Mapping[str, Any]]]) -> l
             f"{r['layer']}: {r['rho']:.2f}" if r["rho"] is not None else f"{r['layer']}: –"
             for r in rows
         )
+        p = best["p_value"]
+        p_text = f"p = {p:.2g}" if p >= 1e-3 else "p < 0.001"
         lines.append(
             f"- {task} (n = {best['n']} encoders): highest ρ = {best['rho']:.2f} at layer "
-            f"{best['layer']} (p = {best['p_value']:.2g}); by layer {cells}"
+            f"{best['layer']} ({p_text}); by layer {cells}"
         )
     return lines
 
