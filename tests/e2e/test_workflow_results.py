@@ -121,6 +121,12 @@ def test_aggregates_in_mlflow(run: Path) -> None:
         zs["tables"]["summary"]["values"][ENCODER]["POS (gold, WSJ → UD) (accuracy)"]
     )
     folders = {f.path for f in client.list_artifacts(parent.info.run_id)}
-    assert folders == {"plots", "tables"}
+    assert folders == {"plots", "tables", "figures"}  # figures: issue 17's analyses
+    analyses = {f.path for f in client.list_artifacts(parent.info.run_id, "figures")}
+    assert analyses == {"figures/derived", "figures/metapretrain", "figures/analysis"}
+    # the analyses' summaries as metrics: 001's correlation, Tables 1-2, ρ by layer
+    assert "derived.spearman.pos-gold.n" in metrics
+    assert any(k.startswith("derived.dictionary.") for k in metrics)
+    assert any(k.startswith("analysis.spearman_layer.pos-gold.") for k in metrics)
     pngs = {f.path for f in client.list_artifacts(parent.info.run_id, "plots")}
     assert "plots/pretrain_loss_curves.png" in pngs
