@@ -1253,6 +1253,18 @@ def aer_frame(
     )
 
 
+def _plot_by_layer(ax: Any, k: int, values: Sequence[float | None], label: str) -> None:
+    """One series over layers 0, 1, ... (the ``k``-th line's colour; None left as a gap)."""
+    ax.plot(
+        range(len(values)),
+        _nan(values),
+        color=PALETTE[k % len(PALETTE)],
+        marker="o",
+        markersize=3,
+        label=label,
+    )
+
+
 def aer_by_layer_figure(records: Sequence[Record], reference: Record | None = None) -> Figure:
     """004 Figure 4: AER by layer, one line per encoder, one panel per method (argmax,
     ot); eflomal's AER a dashed horizontal line."""
@@ -1270,14 +1282,7 @@ def aer_by_layer_figure(records: Sequence[Record], reference: Record | None = No
                 vals = rec["aer_by_layer"].get(method)
                 if vals is None:
                     continue
-                ax.plot(
-                    range(len(vals)),
-                    _nan(_series(vals, method)),
-                    color=PALETTE[i % len(PALETTE)],
-                    marker="o",
-                    markersize=3,
-                    label=str(rec["encoder"]),
-                )
+                _plot_by_layer(ax, i, _series(vals, method), str(rec["encoder"]))
             if ref_aer is not None:
                 ax.axhline(
                     ref_aer,
@@ -1323,14 +1328,7 @@ def word_score_by_layer_figure(records: Sequence[Record]) -> Figure:
         for k, rec in enumerate(records):
             where = _where(rec, k, "encoder analysis")
             vals = _series(_get(rec, "word_score_by_layer", where), f"{where}: word_score_by_layer")
-            ax.plot(
-                range(len(vals)),
-                _nan(vals),
-                color=PALETTE[k % len(PALETTE)],
-                marker="o",
-                markersize=3,
-                label=str(_get(rec, "encoder", where)),
-            )
+            _plot_by_layer(ax, k, vals, str(_get(rec, "encoder", where)))
         ax.set_title("Word alignment score by layer")
         ax.set_xlabel("layer (hidden_states; 0 = embeddings)")
         ax.set_ylabel("words whose nearest neighbour is gold, %")
@@ -1599,14 +1597,7 @@ def correlation_by_layer_figure(by_layer: Mapping[str, Sequence[Mapping[str, Any
         fig = Figure(figsize=(5.6, 3.6))
         ax = fig.add_subplot()
         for k, (task, rows) in enumerate(by_layer.items()):
-            ax.plot(
-                [r["layer"] for r in rows],
-                [math.nan if r["rho"] is None else r["rho"] for r in rows],
-                color=PALETTE[k % len(PALETTE)],
-                marker="o",
-                markersize=3,
-                label=task,
-            )
+            _plot_by_layer(ax, k, [r["rho"] for r in rows], task)
         ax.axhline(0.0, color="#888888", linewidth=0.8)
         ax.set_ylim(-1.05, 1.05)
         ax.set_title("Alignment and zero-shot transfer across encoders")

@@ -515,15 +515,19 @@ def _vocab(job: Job) -> Need:
     return Need(300 + types * DICT_ENTRY_BYTES / MB, job.occurrences / COUNT_TOKENS_S, 0)
 
 
+def _pass_s(job: Job, dim: int, layers: int) -> float:
+    """Seconds of one 128-token sequence through ``layers`` layers of width ``dim`` at the
+    encoder-pass rates of the job's device (GPU, or the CPU with its threads)."""
+    if job.gpus:
+        return layers * (dim / 768) ** 2 / GPU_SENTENCE_LAYERS_S
+    return layers * (dim / 384) ** 2 / (CPU_SENTENCE_LAYERS_PER_THREAD_S * job.threads)
+
+
 def _encode_seconds(job: Job, sentences: int) -> float:
     """Seconds to encode ``sentences`` up to the configured layer, on the job's device."""
     enc = job.encoder
     layers = min(int(job.cfg["extract"]["layer"]), enc.depth)
-    if job.gpus:
-        work = layers * (enc.dim / 768) ** 2 / GPU_SENTENCE_LAYERS_S
-    else:
-        work = layers * (enc.dim / 384) ** 2 / (CPU_SENTENCE_LAYERS_PER_THREAD_S * job.threads)
-    return sentences * (work + SENTENCE_OVERHEAD_S)
+    return sentences * (_pass_s(job, enc.dim, layers) + SENTENCE_OVERHEAD_S)
 
 
 def _encoder_mem_mb(job: Job) -> float:
@@ -806,6 +810,27 @@ TEST_EXAMPLES = 5_000
 TRAIN_PASSES = 3.0
 
 
+def _schedule(task: str, params: Mapping[str, Any]) -> tuple[dict[str, Any], float, int, int]:
+    """(protocol, epochs, max_length, training examples) of a fine-tuning of ``task``:
+    ``params`` over the task's protocol, the examples capped by ``max_train_examples``."""
+    from xlalign.evaluation.tasks.registry import TASKS
+
+    proto = dict(TASKS[task].protocol) if task in TASKS else {}
+    epochs = float(params.get("epochs", proto.get("epochs", 3)))
+    length = int(params.get("max_length", proto.get("max_length", 128)))
+    n = params.get("max_train_examples") or TRAIN_EXAMPLES.get(task, TRAIN_EXAMPLES_DEFAULT)
+    return proto, epochs, length, int(n)
+
+
+def _finetune_seconds(
+    job: Job, shape: EncoderShape, length: int, examples: float, tests: float
+) -> float:
+    """``examples`` trained on (forward + backward) and ``tests`` evaluated, at
+    ``length`` tokens each, through a model of ``shape``."""
+    per_pass = _pass_s(job, shape.dim, shape.depth) * (length / 128)
+    return (examples * TRAIN_PASSES + tests) * (per_pass + SENTENCE_OVERHEAD_S)
+
+
 def _finetune(job: Job) -> Need:
     """Fine-tuning: the encoder with its gradients and AdamW moments (4x its weights),
     activations of a batch, and the selected checkpoint on disk; time from the examples
@@ -814,24 +839,12 @@ def _finetune(job: Job) -> Need:
     task = job.wildcards.get("task", "")
     spec = zs["tasks"].get(task, {})
     params = spec.get("params", {})
-    from xlalign.evaluation.tasks.registry import TASKS
-
-    proto = TASKS[task].protocol if task in TASKS else {}
-    epochs = float(params.get("epochs", proto.get("epochs", 3)))
-    length = int(params.get("max_length", proto.get("max_length", 128)))
-    n = params.get("max_train_examples") or TRAIN_EXAMPLES.get(task, TRAIN_EXAMPLES_DEFAULT)
+    proto, epochs, length, n = _schedule(task, params)
     tests = (len(spec.get("languages", [])) + 1) * (
         params.get("max_test_examples") or TEST_EXAMPLES
     )
     enc = job.encoder
-    scale = length / 128
-    if job.gpus:
-        per_pass = enc.depth * (enc.dim / 768) ** 2 / GPU_SENTENCE_LAYERS_S * scale
-    else:
-        per_pass = (
-            enc.depth * (enc.dim / 384) ** 2 / (CPU_SENTENCE_LAYERS_PER_THREAD_S * job.threads)
-        ) * scale
-    seconds = (n * epochs * TRAIN_PASSES + tests) * (per_pass + SENTENCE_OVERHEAD_S)
+    seconds = _finetune_seconds(job, enc, length, n * epochs, tests)
     batch = int(params.get("batch_size", proto.get("batch_size", 32)))
     activations = batch * length * enc.dim * enc.depth * 4 * 20 / MB
     mem = TORCH_MB + 4 * enc.weights_mb + activations
@@ -845,10 +858,7 @@ def _retrieve(job: Job) -> Need:
     langs = len(rset.get("languages", [])) or 1
     sentences = 2 * langs * (rset.get("max_pairs") or 2_000)
     enc = job.encoder
-    if job.gpus:
-        per = enc.depth * (enc.dim / 768) ** 2 / GPU_SENTENCE_LAYERS_S
-    else:
-        per = enc.depth * (enc.dim / 384) ** 2 / (CPU_SENTENCE_LAYERS_PER_THREAD_S * job.threads)
+    per = _pass_s(job, enc.dim, enc.depth)
     states = 2 * 2_000 * (enc.depth + 1) * enc.dim * 4 / MB
     return Need(TORCH_MB + 2 * enc.weights_mb + states, 30 + sentences * per, 50)
 
@@ -880,10 +890,7 @@ def _pretrain(job: Job) -> Need:
         }.get(name, 0.1 if name in ("mse", "gcca", "dcca") else 0.75)
         units += batch * scale
     enc = job.encoder
-    if job.gpus:
-        per = enc.depth * (enc.dim / 768) ** 2 / GPU_SENTENCE_LAYERS_S
-    else:
-        per = enc.depth * (enc.dim / 384) ** 2 / (CPU_SENTENCE_LAYERS_PER_THREAD_S * job.threads)
+    per = _pass_s(job, enc.dim, enc.depth)
     warm = int(pre.get("head_warmup", {}).get("steps", 0))
     seconds = (steps * units * TRAIN_PASSES + warm * 64 * length / 128) * (
         per + SENTENCE_OVERHEAD_S
@@ -898,13 +905,6 @@ def _scratch_shape(section: Mapping[str, Any], vocab_size: int) -> EncoderShape:
     """A from-scratch model's shape (``<stage>.arch``; the schema's defaults where unset)."""
     arch = section.get("arch", {})
     return EncoderShape(int(arch.get("hidden", 128)), int(arch.get("layers", 4)), vocab_size)
-
-
-def _per_sequence_s(job: Job, shape: EncoderShape) -> float:
-    """One forward pass of a 128-token sequence at the encoder-pass rates."""
-    if job.gpus:
-        return shape.depth * (shape.dim / 768) ** 2 / GPU_SENTENCE_LAYERS_S
-    return shape.depth * (shape.dim / 384) ** 2 / (CPU_SENTENCE_LAYERS_PER_THREAD_S * job.threads)
 
 
 def _scratch_pretrain_need(
@@ -933,8 +933,12 @@ def _scratch_pretrain_need(
         seconds = steps * units * 128 * layers / SCRATCH_GPU_TOKEN_LAYERS_S / job.gpus
         mem = job.gpus * (TORCH_MB + 5 * shape.weights_mb)  # activations on the GPUs
     else:
-        per = _per_sequence_s(job, shape)
-        seconds = steps * units * TRAIN_PASSES * (per + SENTENCE_OVERHEAD_S)
+        seconds = (
+            steps
+            * units
+            * TRAIN_PASSES
+            * (_pass_s(job, shape.dim, shape.depth) + SENTENCE_OVERHEAD_S)
+        )
         mem = TORCH_MB + 5 * shape.weights_mb + activations
     return Need(mem, 120 + seconds, shape.weights_mb * 5 + 200)
 
@@ -944,17 +948,11 @@ def _scratch_finetune_need(
 ) -> Need:
     """``runs`` fine-tunings of a from-scratch model per task (``tasks``: task -> params),
     each over its training examples (capped) and epochs, plus its test sets."""
-    from xlalign.evaluation.tasks.registry import TASKS
-
     seconds = 0.0
     for task, params in tasks.items():
-        proto = TASKS[task].protocol if task in TASKS else {}
-        epochs = float(params.get("epochs", proto.get("epochs", 3)))
-        length = int(params.get("max_length", proto.get("max_length", 128)))
-        n = params.get("max_train_examples") or TRAIN_EXAMPLES.get(task, TRAIN_EXAMPLES_DEFAULT)
+        _, epochs, length, n = _schedule(task, params)
         tests = 2 * (params.get("max_test_examples") or TEST_EXAMPLES)
-        per = _per_sequence_s(job, shape) * length / 128
-        seconds += runs * (n * epochs * TRAIN_PASSES + tests) * (per + SENTENCE_OVERHEAD_S)
+        seconds += runs * _finetune_seconds(job, shape, length, n * epochs, tests)
     return Need(TORCH_MB + 4 * shape.weights_mb + 500, 60 + seconds, shape.weights_mb * 3 + 200)
 
 
@@ -1044,7 +1042,7 @@ def _analyse_encoder(job: Job) -> Need:
     )
     enc = job.encoder
     states = 2 * pairs * WORDS_PER_SENTENCE * (enc.depth + 1) * enc.dim * 4 / MB
-    seconds = 2 * pairs * (_per_sequence_s(job, enc) + SENTENCE_OVERHEAD_S)
+    seconds = 2 * pairs * (_pass_s(job, enc.dim, enc.depth) + SENTENCE_OVERHEAD_S)
     return Need(TORCH_MB + 2 * enc.weights_mb + 2 * states, 60 + seconds, 100)
 
 
