@@ -9,14 +9,19 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from xlalign.core import interrupt
+
 
 @contextlib.contextmanager
 def job_logging(smk: Any) -> Iterator[logging.Logger]:
     """Send logging, warnings and stderr (tqdm progress bars) to the job's ``log:`` file.
 
     Errors are logged with their traceback before being re-raised, so a failed job's log
-    says why it failed.
+    says why it failed. SIGTERM (Slurm pre-emption) is handled by
+    :mod:`xlalign.core.interrupt`: a long job writes its checkpoint and the script exits
+    with status 143, so that the re-run resumes.
     """
+    interrupt.install()
     log_file = str(smk.log[0]) if len(smk.log) else None
     threads = str(getattr(smk, "threads", 1) or 1)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
@@ -36,6 +41,9 @@ def job_logging(smk: Any) -> Iterator[logging.Logger]:
     log.info("rule %s, wildcards %s, threads %s", smk.rule, dict(smk.wildcards), threads)
     try:
         yield log
+    except interrupt.Preempted as exc:
+        log.warning("job %s; a re-run resumes from its checkpoint", exc)
+        raise SystemExit(interrupt.EXIT_STATUS) from None
     except BaseException:
         log.exception("job failed")
         raise
