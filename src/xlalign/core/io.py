@@ -15,8 +15,9 @@ import io
 import json
 import lzma
 import os
+import re
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -31,48 +32,211 @@ def _umask() -> int:
     return mask
 
 
+#: A temporary sibling of an output ``name``: ``.{name}.XXXXXXXX.tmp`` (with the writer's
+#: suffix after it, e.g. ``.tmp.png``, where the writing tool picks its format by suffix).
+_TMP_SUFFIX = ".tmp"
+_TMP_RANDOM = r"[A-Za-z0-9_]{6,16}"
+
+
+def _temp_pattern(name: str) -> re.Pattern[str]:
+    """What the temporaries of an output called ``name`` look like (no dot in the random
+    part, so ``.a.XXXXXXXX.tmp`` of ``a`` is never taken for one of ``a.b``'s)."""
+    return re.compile(rf"^\.{re.escape(name)}\.{_TMP_RANDOM}\.tmp(\.[A-Za-z0-9]+)?$")
+
+
+def fsync_path(path: PathLike) -> None:
+    """Flush a file (or, for a directory, its entries) to stable storage.
+
+    File systems that cannot sync a directory (some network and FUSE mounts) are
+    tolerated: there is nothing more a writer can do there.
+    """
+    p = Path(path)
+    flags = os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if p.is_dir() else 0)
+    try:
+        fd = os.open(p, flags)
+    except IsADirectoryError:  # pragma: no cover - platforms without O_DIRECTORY
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not p.is_dir():
+            raise
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(root: Path) -> None:
+    """fsync every file and directory under ``root`` (the deepest first), then ``root``."""
+    if root.is_dir() and not root.is_symlink():
+        for dirpath, dirnames, filenames in os.walk(root, topdown=False):
+            for name in filenames:
+                full = Path(dirpath) / name
+                if full.is_file() and not full.is_symlink():
+                    fsync_path(full)
+            for name in dirnames:
+                full = Path(dirpath) / name
+                if not full.is_symlink():
+                    fsync_path(full)
+    if root.exists() and not root.is_symlink():
+        fsync_path(root)
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, link or directory tree; a missing one is fine."""
+    import shutil
+
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap ``a`` and ``b`` in one step (Linux ``renameat2(RENAME_EXCHANGE)``).
+
+    False where the kernel, the C library or the file system cannot, so that the caller
+    falls back to two renames.
+    """
+    import ctypes
+    import errno
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
+    renameat2.argtypes += [ctypes.c_uint]
+    renameat2.restype = ctypes.c_int
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EPERM):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _aside_name(target: Path) -> Path:
+    """A free temporary name beside ``target``, of the pattern the cleaner removes."""
+    import secrets
+
+    while True:
+        aside = target.with_name(f".{target.name}.{secrets.token_hex(4)}{_TMP_SUFFIX}")
+        if not os.path.lexists(aside):
+            return aside
+
+
+def _commit(tmp: Path, target: Path) -> None:
+    """Put the finished ``tmp`` in place of ``target`` and make both durable.
+
+    The data is synced before the rename and the directory after it, so that after a
+    crash ``target`` is either the old version or the complete new one. An existing
+    directory (or a file replaced by a directory) is swapped in one step where the
+    system allows it, else renamed aside first (a crash between the two renames leaves
+    ``target`` absent, never partial, and the old copy under a temporary name that
+    :func:`remove_stale_temporaries` removes), and removed afterwards.
+    """
+    _fsync_tree(tmp)
+    parent = target.parent
+    if tmp.is_dir() and os.path.lexists(target) and not (target.is_symlink() or target.is_file()):
+        if _exchange(tmp, target):
+            fsync_path(parent)
+            _remove(tmp)  # now the old version
+            return
+        aside = _aside_name(target)
+        os.replace(target, aside)
+        try:
+            os.replace(tmp, target)
+        except BaseException:
+            os.replace(aside, target)
+            raise
+        fsync_path(parent)
+        _remove(aside)
+        return
+    if tmp.is_dir() and os.path.lexists(target):
+        target.unlink()  # a file or link where the directory goes
+    os.replace(tmp, target)
+    fsync_path(parent)
+
+
 @contextlib.contextmanager
 def atomic_path(path: PathLike, *, suffix: str | None = None) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it onto ``path`` on success.
 
-    On any exception the temporary file (or directory) is removed and ``path`` is left
-    untouched, so an interrupted job never leaves a file that looks finished.
+    The temporary is ``.{name}.XXXXXXXX.tmp`` (plus ``suffix``, for tools that choose
+    their format by it). It is synced to disk before the rename, and the directory after
+    it. On any exception the temporary file (or directory) is removed and ``path`` is
+    left untouched, so an interrupted job never leaves a file that looks finished; one
+    killed outright leaves its temporary, which :func:`remove_stale_temporaries` removes
+    when the job starts again.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=suffix or ".tmp", dir=target.parent
+        prefix=f".{target.name}.", suffix=_TMP_SUFFIX + (suffix or ""), dir=target.parent
     )
     os.close(fd)
     tmp = Path(tmp_name)
     tmp.chmod(0o666 & ~_umask())  # mkstemp makes it private (0600)
     try:
         yield tmp
-        os.replace(tmp, target)
+        _commit(tmp, target)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+        _remove(tmp)
         raise
 
 
 @contextlib.contextmanager
 def atomic_dir(path: PathLike) -> Iterator[Path]:
-    """Yield a temporary directory next to ``path``; rename it onto ``path`` on success."""
-    import shutil
+    """Yield a temporary directory next to ``path``; put it in place of ``path`` on success.
 
+    The directory is built aside (``.{name}.XXXXXXXX.tmp``), every file in it synced,
+    then swapped with an existing ``path`` in one step where the system allows it (see
+    :func:`_commit`); the old version is removed only after the new one is in place.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=_TMP_SUFFIX, dir=target.parent))
     try:
         # mkdtemp makes a private (0700) directory; give the result the usual permissions.
         tmp.chmod(0o777 & ~_umask())
         yield tmp
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(tmp, target)
+        _commit(tmp, target)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        _remove(tmp)
         raise
+
+
+def stale_temporaries(paths: Iterable[PathLike]) -> list[Path]:
+    """The temporaries (files or directories) left beside ``paths`` by killed writers of
+    :func:`atomic_path`, :func:`atomic_open` and :func:`atomic_dir`."""
+    found: list[Path] = []
+    for path in paths:
+        target = Path(path)
+        parent = target.parent
+        if not target.name or not parent.is_dir():
+            continue
+        pattern = _temp_pattern(target.name)
+        with os.scandir(parent) as entries:
+            found.extend(parent / e.name for e in entries if pattern.match(e.name))
+    return sorted(set(found))
+
+
+def remove_stale_temporaries(paths: Iterable[PathLike]) -> list[Path]:
+    """Remove what killed writers of ``paths`` left behind; return what was removed.
+
+    Call it when a job starts, for its own outputs only (Snakemake runs one job per
+    output, so no live writer owns these names then).
+    """
+    removed = stale_temporaries(paths)
+    for tmp in removed:
+        _remove(tmp)
+    return removed
 
 
 @contextlib.contextmanager
@@ -202,3 +366,40 @@ def iter_tsv(
                 f"got {len(row)}"
             )
         yield lineno, row
+
+
+# --------------------------------------------------------------------------- redaction
+
+#: Query or fragment parameters that carry credentials: tokens, keys, passwords and the
+#: signatures of pre-signed URLs (S3 ``X-Amz-Signature``/``-Credential``/
+#: ``-Security-Token``, GCS ``X-Goog-Signature``, Azure SAS ``sig``).
+_SECRET_PARAM = re.compile(
+    r"token|secret|passw|pwd|sig$|signature|credential|key|auth|session|code$|sas$",
+    re.IGNORECASE,
+)
+_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>[^/?#@\s]+)@")
+_PARAM = re.compile(r"(?P<lead>[?&;#])(?P<key>[^=&;#?\s/]+)=(?P<value>[^&;#\s]*)")
+REDACTED = "***"
+
+
+def redact_url(text: str) -> str:
+    """``text`` (a URL, a URI, or a message holding some) with its credentials masked.
+
+    A URL's user information becomes ``***`` (``user:***`` where a password follows a
+    user name), and the value of every query or fragment parameter whose name says it is
+    a secret (``token``, ``key``, ``sig``, ``X-Amz-Signature``, ``password`` ...) becomes
+    ``***``. Everything else is kept as written, so the result still says where the file
+    came from. Use it wherever a URL or URI is logged or written to a file.
+    """
+
+    def userinfo(m: re.Match[str]) -> str:
+        user, sep, _password = m["userinfo"].partition(":")
+        masked = f"{user}:{REDACTED}" if sep and user else REDACTED
+        return f"{m['scheme']}{masked}@"
+
+    def param(m: re.Match[str]) -> str:
+        if m["value"] and _SECRET_PARAM.search(m["key"]):
+            return f"{m['lead']}{m['key']}={REDACTED}"
+        return m.group(0)
+
+    return _PARAM.sub(param, _USERINFO.sub(userinfo, str(text)))

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from xlalign.core import interrupt
+from xlalign.core.io import remove_stale_temporaries
 
 
 @contextlib.contextmanager
@@ -19,7 +20,9 @@ def job_logging(smk: Any) -> Iterator[logging.Logger]:
     Errors are logged with their traceback before being re-raised, so a failed job's log
     says why it failed. SIGTERM (Slurm pre-emption) is handled by
     :mod:`xlalign.core.interrupt`: a long job writes its checkpoint and the script exits
-    with status 143, so that the re-run resumes.
+    with status 143, so that the re-run resumes. The temporaries a killed earlier run left
+    beside the job's outputs are removed first
+    (:func:`xlalign.core.io.remove_stale_temporaries`).
     """
     interrupt.install()
     log_file = str(smk.log[0]) if len(smk.log) else None
@@ -40,6 +43,8 @@ def job_logging(smk: Any) -> Iterator[logging.Logger]:
     log = logging.getLogger(f"xlalign.job.{smk.rule}")
     log.info("rule %s, wildcards %s, threads %s", smk.rule, dict(smk.wildcards), threads)
     try:
+        for stale in remove_stale_temporaries(str(p) for p in getattr(smk, "output", ())):
+            log.warning("removed %s, left by an interrupted earlier run of this job", stale)
         yield log
     except interrupt.Preempted as exc:
         log.warning("job %s; a re-run resumes from its checkpoint", exc)
