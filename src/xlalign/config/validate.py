@@ -11,11 +11,13 @@ import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import jsonschema
 import yaml
 
+from xlalign.config import checks
+from xlalign.config.yamlio import read_config_file
 from xlalign.core.errors import ConfigError
 from xlalign.core.languages import LANGUAGES, UDPIPE, default_tool, get_language
 from xlalign.mapping.recipes import VecMapArgs, recipe_args
@@ -73,6 +75,11 @@ def _describe(err: jsonschema.ValidationError) -> str:
         return f"{key}: got {err.instance!r}, expected one of {allowed}"
     if err.validator == "type":
         return f"{key}: got {err.instance!r}, expected type {err.validator_value}"
+    if err.validator == "pattern":
+        return f"{key}: got {err.instance!r}, expected a string matching {err.validator_value}"
+    if err.validator == "uniqueItems":
+        dupes = sorted({repr(x) for i, x in enumerate(err.instance) if x in err.instance[:i]})
+        return f"{key}: {', '.join(dupes)} listed more than once; expected each item once"
     return f"{key}: {err.message}"
 
 
@@ -92,12 +99,14 @@ def validate(
     if errors:
         lines = "\n  ".join(_describe(e) for e in errors[:10])
         raise ConfigError(f"{origin}: invalid configuration:\n  {lines}")
-    _check_semantics(cfg, origin=origin, base_dir=base_dir or Path.cwd())
+    _check_semantics(cfg, origin=origin, base_dir=base_dir or Path.cwd(), schema=schema)
     return cfg
 
 
-def _check_semantics(cfg: dict[str, Any], *, origin: str, base_dir: Path) -> None:
-    def fail(msg: str) -> None:
+def _check_semantics(
+    cfg: dict[str, Any], *, origin: str, base_dir: Path, schema: dict[str, Any]
+) -> None:
+    def fail(msg: str) -> NoReturn:
         raise ConfigError(f"{origin}: {msg}")
 
     langs = cfg["languages"]
@@ -156,6 +165,12 @@ def _check_semantics(cfg: dict[str, Any], *, origin: str, base_dir: Path) -> Non
     _check_parallel(cfg, fail, base_dir)
     _check_zeroshot(cfg, fail)
     _check_pretrain(cfg, fail)
+    for lang, srcs in cfg["pretrain"]["text"]["sources"].items():
+        if lang not in langs:
+            fail(f"pretrain.text.sources.{lang}: language {lang!r} is not in `languages`")
+        for j, src in enumerate(srcs):
+            _check_source(src, lang, f"pretrain.text.sources.{lang}[{j}]", cfg, base_dir, fail)
+    checks.check(cfg, schema=schema, base_dir=base_dir, fail=fail)
 
 
 def _check_mapping_and_evaluation(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:
@@ -590,17 +605,10 @@ def config_hash(cfg: Mapping[str, Any]) -> str:
 
 
 def load(path: str | Path, *, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Read, merge ``overrides`` into, and validate a YAML config file."""
+    """Read (strictly: repeated keys, invalid UTF-8 refused), merge ``overrides`` into, and
+    validate a YAML config file."""
     p = Path(path)
-    try:
-        with p.open(encoding="utf-8") as fh:
-            raw = yaml.safe_load(fh) or {}
-    except FileNotFoundError:
-        raise ConfigError(f"{p}: config file not found") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{p}: invalid YAML: {exc}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{p}: expected a mapping at the top level, got {type(raw).__name__}")
+    raw = read_config_file(p)
     if overrides:
         raw.update(overrides)
     return validate(raw, origin=str(p))

@@ -25,23 +25,27 @@ from xlalign.derived import naming as xlnaming  # noqa: E402
 
 # The configuration: `--configfile` (e.g. config/paper.yaml) *replaces* the embedded
 # default config/config.yaml instead of being merged into it.
-if not workflow.overwrite_configfiles:
-    # No --configfile: the embedded default, with any --config key=value on top.
-    import yaml
-    from snakemake.utils import update_config
+# Every file is read again with the strict reader that `xlalign check-config` uses
+# (Snakemake's own loader keeps the last of a repeated key), so both refuse the same files.
+from xlalign.config.yamlio import read_config_file  # noqa: E402
 
-    _default = Path("config/config.yaml")
-    if not _default.exists():
-        _default = Path(workflow.basedir) / "config" / "config.yaml"
-    with open(_default, encoding="utf-8") as _fh:
-        _base = yaml.safe_load(_fh)
-    update_config(_base, dict(config))
-    config.clear()
-    config.update(_base)
-    _origin = str(_default)
-else:
-    _origin = ", ".join(map(str, workflow.overwrite_configfiles))
 try:
+    if not workflow.overwrite_configfiles:
+        # No --configfile: the embedded default, with any --config key=value on top.
+        from snakemake.utils import update_config
+
+        _default = Path("config/config.yaml")
+        if not _default.exists():
+            _default = Path(workflow.basedir) / "config" / "config.yaml"
+        _base = read_config_file(_default)
+        update_config(_base, dict(config))
+        config.clear()
+        config.update(_base)
+        _origin = str(_default)
+    else:
+        for _file in workflow.overwrite_configfiles:
+            read_config_file(_file)
+        _origin = ", ".join(map(str, workflow.overwrite_configfiles))
     _validated = xlconfig.validate(config, origin=_origin)
 except ConfigError as _exc:
     raise WorkflowError(str(_exc)) from None
