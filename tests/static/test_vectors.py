@@ -72,12 +72,13 @@ def test_vec_reads_trailing_space_lines(tmp_path: Path) -> None:
     [
         ("", r"line 1: expected a header"),
         ("3\na 1 2\n", r"line 1: expected a header"),
-        ("3 2\na 1 2\nb 3 4\n", r"line 3: the header says 3 words but the file has only 2"),
+        ("3 2\na 1.0 2.0\nb 3.0 4.0\n", r"line 3: the header says 3 words but the file has only 2"),
+        ("3 2\na 1 2\nb 3 4\n", r"line 1: the header says 3 words of dim 2, but a file of 16"),
         ("1 2\na 1 2\nb 3 4\n", r"line 3: more rows than the 1 words"),
         ("2 2\na 1 2\nb 3\n", r"line 3: expected a word and 2 values, got 1"),
         ("2 2\na 1 2\nb 3 4 5\n", r"line 3: expected a word and 2 values, got 3"),
         ("2 2\na 1 2\na 3 4\n", r"line 3: duplicate word 'a' \(first on line 2\)"),
-        ("2 2\na 1 2\nb 3 x\n", r"line 3: a value is not a number"),
+        ("2 2\na 1 2\nb 3 x\n", r"line 3: value 'x' is not a number"),
     ],
 )
 def test_read_vec_errors_name_file_and_line(tmp_path: Path, text: str, expected: str) -> None:
@@ -96,6 +97,8 @@ def test_write_vec_rejects_bad_input_and_keeps_old_file(tmp_path: Path) -> None:
         write_vec(["a", "b"], np.ones((1, 2)), path)
     with pytest.raises(ValueError, match="whitespace"):
         write_vec(["a b"], np.ones((1, 2)), path)
+    with pytest.raises(ValueError, match="empty"):
+        write_vec([""], np.ones((1, 2)), path)
     with pytest.raises(ValueError, match="duplicate"):
         write_vec(["a", "a"], np.ones((2, 2)), path)
     with pytest.raises(ValueError, match="non-finite"):
@@ -149,6 +152,11 @@ def test_npy_mismatch_detected(tmp_path: Path) -> None:
     write_npy(WORDS, _matrix(), stem)
     _, vocab = npy_paths(stem)
     vocab.write_text("\n".join(WORDS[:-1]) + "\n", encoding="utf-8")
+    with pytest.raises(
+        InputError, match=r"v\.vocab\.txt: not the file\(s\) committed in .*v\.manifest"
+    ):
+        read_npy(stem)
+    (tmp_path / "v.manifest.json").unlink()  # a pair without a manifest: shape checked only
     with pytest.raises(InputError, match="does not match the 5 words"):
         read_npy(stem)
     vocab.write_text("\n".join([*WORDS[:-1], "the"]) + "\n", encoding="utf-8")
@@ -165,7 +173,7 @@ def test_write_npy_is_atomic(tmp_path: Path) -> None:
         write_npy(["a"], np.full((1, 3), np.inf), stem)
     words, mat = read_npy(stem)
     assert words == ["a"] and mat.tolist() == [[1.0, 1.0, 1.0]]
-    assert sorted(os.listdir(tmp_path)) == ["v.npy", "v.vocab.txt"]
+    assert sorted(os.listdir(tmp_path)) == ["v.manifest.json", "v.npy", "v.vocab.txt"]
 
 
 def test_check_space_keeps_a_clean_space_as_is() -> None:
@@ -221,7 +229,7 @@ def test_load_space_checks_nan_zero_rows_and_header(
 ) -> None:
     p = tmp_path / "en.vec"
     p.write_text("3 2\na 1 0\nb nan 1\nc 0 1\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"en\.vec: word 'b' \(row 2\) has a non-finite"):
+    with pytest.raises(InputError, match=r"en\.vec: line 3: a value is not finite"):
         load_space(p)
     p.write_text("4 2\na 1 0\nb 0 0\nc 0 1\nd 0 0\n", encoding="utf-8")
     with caplog.at_level(logging.WARNING, logger="xlalign.static.vectors"):
@@ -232,7 +240,7 @@ def test_load_space_checks_nan_zero_rows_and_header(
     assert len(warnings) == 1 and "dropped 2 of 4 rows of zero norm" in warnings[0].getMessage()
     with pytest.raises(InputError, match=r"en\.vec: 2 of 4 rows have zero norm"):
         load_space(p, zero="error")
-    p.write_text("3 2\na 1 0\nb 0 1\n", encoding="utf-8")
+    p.write_text("3 2\na 1.0 0.0\nb 0.0 1.0\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"en\.vec: line 3: the header says 3 words"):
         load_space(p)
 
