@@ -87,7 +87,7 @@ from typing import Any
 import numpy as np
 
 from xlalign.core.errors import ConfigError, InputError
-from xlalign.core.io import PathLike, iter_lines, write_json
+from xlalign.core.io import PathLike, atomic_open, iter_lines, write_json
 from xlalign.static.vectors import load_space
 
 #: The rating scale of SemEval-2017 Task 2 (task website: "a [0-4] rating scale").
@@ -155,13 +155,25 @@ def _norm_word(word: str, lowercase: bool) -> str:
     return joined.lower() if lowercase else joined
 
 
-def _parse_score(text: str, where: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"{where}: expected a number as the score, got {text!r}") from None
+#: A score as the official scorer (Java's ``Double.parseDouble``) and the classic sets write
+#: it: ASCII digits, an optional sign, point and exponent (``float`` would also take ``1_0``,
+#: Arabic-Indic digits, ``nan`` and ``inf``).
+_NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _parse_score(text: str, where: str, scale: tuple[float, float] | None = None) -> float:
+    """A finite decimal score (within ``scale`` when given)."""
+    if not _NUMBER_RE.fullmatch(text):
+        finite = text.strip().lower().lstrip("+-") not in ("nan", "inf", "infinity")
+        what = "a number as the score" if finite else "a finite score"
+        raise InputError(f"{where}: expected {what}, got {text!r}")
+    value = float(text)
     if not math.isfinite(value):
         raise InputError(f"{where}: expected a finite score, got {text!r}")
+    if scale is not None and not scale[0] <= value <= scale[1]:
+        raise InputError(
+            f"{where}: score {text} outside the rating scale [{scale[0]:g}, {scale[1]:g}]"
+        )
     return value
 
 
@@ -225,19 +237,114 @@ def semeval_members(zip_path: PathLike) -> list[SemEvalMember]:
         return _scan(zf)[0]
 
 
-def _member_lines(zf: zipfile.ZipFile, member: str, where: str) -> list[str]:
+#: Largest SemEval data or gold file read (the official ones are under 20 kB).
+SEMEVAL_MAX_BYTES = 16 << 20
+
+
+def _text_lines(raw: bytes, where: str) -> list[str]:
+    """The lines of a SemEval data or gold file: UTF-8 (a BOM allowed), ``\n`` or ``\r\n``
+    line ends, trailing blank lines dropped."""
     try:
-        text = zf.read(member).decode("utf-8-sig")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{where}: invalid UTF-8 at byte {exc.start}: expected UTF-8 text"
-        ) from exc
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise InputError(f"{where}: cannot read the member ({exc})") from exc
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(f"{where}: line {line}: invalid UTF-8; expected UTF-8 text") from None
     lines = [line.rstrip("\r") for line in text.split("\n")]
     while lines and not lines[-1].strip():
         lines.pop()
     return lines
+
+
+def _member_lines(zf: zipfile.ZipFile, member: str, where: str) -> list[str]:
+    try:
+        if zf.getinfo(member).file_size > SEMEVAL_MAX_BYTES:
+            raise InputError(
+                f"{where}: {zf.getinfo(member).file_size} bytes; expected a SemEval-2017 "
+                f"Task 2 file of at most {SEMEVAL_MAX_BYTES}"
+            )
+        raw = zf.read(member)
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise InputError(f"{where}: cannot read the member ({exc})") from exc
+    return _text_lines(raw, where)
+
+
+def _file_lines(path: Path) -> list[str]:
+    try:
+        size = path.stat().st_size
+        if size > SEMEVAL_MAX_BYTES:
+            raise InputError(
+                f"{path}: {size} bytes; expected a SemEval-2017 Task 2 file of at most "
+                f"{SEMEVAL_MAX_BYTES}"
+            )
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc})") from exc
+    return _text_lines(raw, str(path))
+
+
+def semeval_pairs(
+    data_lines: Sequence[str],
+    gold_lines: Sequence[str],
+    where_d: str,
+    where_g: str,
+    *,
+    lowercase: bool = False,
+    swap: bool = False,
+) -> list[tuple[str, str, float]]:
+    """``(word1, word2, gold)`` of a SemEval-2017 Task 2 data file and its gold key, line
+    by line: ``word1<TAB>word2`` (neither empty) against one score on [0, 4]. Different
+    line counts, a bad line or score raise :class:`InputError` naming the file and line."""
+    if len(data_lines) != len(gold_lines):
+        n = min(len(data_lines), len(gold_lines)) + 1
+        short = where_g if len(gold_lines) < len(data_lines) else where_d
+        raise InputError(
+            f"{where_d} has {len(data_lines)} pairs but {where_g} has {len(gold_lines)} "
+            f"scores; expected one score per pair, line by line ({short} ends before line {n})"
+        )
+    pairs: list[tuple[str, str, float]] = []
+    for lineno, (dline, gline) in enumerate(zip(data_lines, gold_lines, strict=True), start=1):
+        fields = dline.split("\t")
+        if len(fields) != 2 or not all(f.strip() for f in fields):
+            raise InputError(f"{where_d}: line {lineno}: expected 'word1<TAB>word2', got {dline!r}")
+        score = _parse_score(gline.strip(), f"{where_g}: line {lineno}", SEMEVAL_SCALE)
+        w1, w2 = (_norm_word(f, lowercase) for f in fields)
+        pairs.append((w2, w1, score) if swap else (w1, w2, score))
+    if not pairs:
+        raise InputError(f"{where_d}: no word pairs; expected 'word1<TAB>word2' lines")
+    return pairs
+
+
+def read_semeval_files(
+    data: PathLike, gold: PathLike, languages: str | Sequence[str], *, lowercase: bool = False
+) -> WordSimDataset:
+    """A SemEval-2017 Task 2 dataset from its unpacked data and gold files (e.g.
+    ``en.test.data.txt`` and ``en.test.gold.txt``)."""
+    langs = _languages(languages)
+    d, g = Path(data), Path(gold)
+    pairs = semeval_pairs(_file_lines(d), _file_lines(g), str(d), str(g), lowercase=lowercase)
+    return WordSimDataset(
+        name=f"semeval17-{'-'.join(langs)}",
+        languages=langs,
+        pairs=pairs,
+        scale=SEMEVAL_SCALE,
+        source=str(d),
+        fmt="semeval",
+    )
+
+
+def write_semeval_files(
+    pairs: Sequence[tuple[str, str, float]], data: PathLike, gold: PathLike
+) -> None:
+    """Write pairs as a SemEval-2017 Task 2 data file and its gold key (atomically);
+    :func:`read_semeval_files` reads them back."""
+    with atomic_open(data) as fd:
+        for w1, w2, _ in pairs:
+            fd.write(f"{w1}\t{w2}\n")
+    with atomic_open(gold) as fg:
+        for _, _, score in pairs:
+            fg.write(f"{score!r}\n")
 
 
 def read_semeval(
@@ -281,21 +388,7 @@ def read_semeval(
         where_g = f"{zip_path}:{member.gold}"
         data_lines = _member_lines(zf, member.data, where_d)
         gold_lines = _member_lines(zf, member.gold, where_g)
-    if len(data_lines) != len(gold_lines):
-        raise InputError(
-            f"{where_d} has {len(data_lines)} pairs but {where_g} has {len(gold_lines)} "
-            f"scores; expected one score per pair, line by line"
-        )
-    pairs: list[tuple[str, str, float]] = []
-    for lineno, (dline, gline) in enumerate(zip(data_lines, gold_lines, strict=True), start=1):
-        fields = dline.split("\t")
-        if len(fields) != 2 or not all(f.strip() for f in fields):
-            raise InputError(f"{where_d}: line {lineno}: expected 'word1<TAB>word2', got {dline!r}")
-        score = _parse_score(gline.strip(), f"{where_g}: line {lineno}")
-        w1, w2 = (_norm_word(f, lowercase) for f in fields)
-        pairs.append((w2, w1, score) if swap else (w1, w2, score))
-    if not pairs:
-        raise InputError(f"{where_d}: no word pairs")
+    pairs = semeval_pairs(data_lines, gold_lines, where_d, where_g, lowercase=lowercase, swap=swap)
     return WordSimDataset(
         name=f"semeval17-{split}-{'-'.join(langs)}",
         languages=langs,
@@ -316,11 +409,7 @@ def _split(line: str, sep: str | None) -> list[str]:
 
 
 def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+    return _NUMBER_RE.fullmatch(text) is not None
 
 
 def read_similarity_file(
