@@ -177,7 +177,7 @@ def test_bad_format_and_bad_prediction(tmp_path: Path, files: dict[str, Path]) -
     with pytest.raises(ConfigError, match="pharaoh, naacl"):
         read_gold(files["pharaoh"], "moses")
     bad = _write(tmp_path / "bad.align", "0-0\n0:1\n0-0\n")
-    with pytest.raises(InputError, match=r"bad\.align line 2"):
+    with pytest.raises(InputError, match=r"bad\.align: line 2"):
         score_files(bad, files["pharaoh"])
 
 

@@ -219,7 +219,7 @@ def test_read_and_write_files(tmp_path: Path) -> None:
         fh.write("0-1\n1-x\n")
     it = read_pharaoh(gz)
     assert next(it) == {(0, 1)}
-    with pytest.raises(InputError, match=r"in\.align\.gz line 2: bad link '1-x'"):
+    with pytest.raises(InputError, match=r"in\.align\.gz: line 2: bad link '1-x'"):
         next(it)
 
 

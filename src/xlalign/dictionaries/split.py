@@ -40,48 +40,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xlalign.core.errors import ConfigError, InputError
-from xlalign.core.io import PathLike, atomic_open, iter_lines, write_json
+from xlalign.core.formats.muse import Pair, read_pairs, write_pairs  # the MUSE format
+from xlalign.core.io import PathLike, write_json
 from xlalign.corpus.vocab import read_vocab
 
 log = logging.getLogger(__name__)
 
-Pair = tuple[str, str]
 OVERLAP_POLICIES = ("drop", "error")
-
-
-def read_pairs(path: PathLike, *, lowercase: bool = False) -> list[Pair]:
-    """A MUSE-format dictionary as (source, target) pairs, unique, in file order.
-
-    An empty file is an empty list (a language may have no dictionary pairs); a line
-    without exactly two fields raises :class:`InputError` naming the file and line.
-    """
-    seen: set[Pair] = set()
-    out: list[Pair] = []
-    for lineno, line in enumerate(iter_lines(path), start=1):
-        if not line.strip():
-            continue
-        fields = line.split()
-        if len(fields) != 2:
-            raise InputError(
-                f"{path}: line {lineno}: expected 'source target' (2 fields), got {len(fields)}"
-            )
-        pair = (fields[0].lower(), fields[1].lower()) if lowercase else (fields[0], fields[1])
-        if pair not in seen:
-            seen.add(pair)
-            out.append(pair)
-    return out
-
-
-def write_pairs(pairs: Iterable[Pair], path: PathLike) -> int:
-    """Write MUSE format (``source target`` per line, sorted, unique) atomically.
-
-    Unlike the gold-dictionary builders, an empty result is allowed here (a language with
-    too few pairs in its vocabulary): the file is then empty and the caller's stats say so.
-    """
-    lines = sorted(set(pairs))
-    with atomic_open(path) as fh:
-        fh.writelines(f"{s} {t}\n" for s, t in lines)
-    return len(lines)
 
 
 def invert(pairs: Iterable[Pair]) -> list[Pair]:

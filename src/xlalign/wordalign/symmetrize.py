@@ -52,14 +52,20 @@ punctuation), which teach a model nothing about translation.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 from xlalign.core.errors import ConfigError, InputError
-from xlalign.core.io import PathLike, atomic_open, iter_lines
 
-Link = tuple[int, int]
+# The Pharaoh format has one reader and writer, in xlalign.core.formats.pharaoh; its names
+# are re-exported here for this stage's callers.
+from xlalign.core.formats.pharaoh import (  # noqa: F401
+    Link,
+    format_pharaoh,
+    parse_pharaoh,
+    read_pharaoh,
+    write_pharaoh,
+)
 
 HEURISTICS = (
     "intersection",
@@ -70,66 +76,8 @@ HEURISTICS = (
     "grow-diag-final-and",
 )
 
-_LINK = re.compile(r"([0-9]+)-([0-9]+)")
 _NEIGHBOURS: tuple[Link, ...] = ((-1, 0), (0, -1), (1, 0), (0, 1))
 _DIAGONALS: tuple[Link, ...] = ((-1, -1), (-1, 1), (1, -1), (1, 1))
-
-
-def _prefix(where: str) -> str:
-    return f"{where}: " if where else ""
-
-
-def parse_pharaoh(
-    line: str, *, where: str = "", n_src: int | None = None, n_tgt: int | None = None
-) -> set[Link]:
-    """The links of one Pharaoh line (``"0-0 1-2 2-1"``); an empty line has none.
-
-    A token that is not ``i-j`` with non-negative integers, or (when the sentence lengths
-    ``n_src``/``n_tgt`` are given) an index out of range, raises :class:`InputError`
-    naming ``where`` (e.g. ``"file.txt line 3"``) and the token.
-    """
-    links: set[Link] = set()
-    for tok in line.split():
-        m = _LINK.fullmatch(tok)
-        if m is None:
-            raise InputError(
-                f"{_prefix(where)}bad link {tok!r}: expected 'i-j' with non-negative "
-                f"integer token indices (Pharaoh format)"
-            )
-        i, j = int(m[1]), int(m[2])
-        if n_src is not None and i >= n_src:
-            raise InputError(
-                f"{_prefix(where)}link {tok!r}: source index {i} out of range for a "
-                f"sentence of {n_src} source token(s)"
-            )
-        if n_tgt is not None and j >= n_tgt:
-            raise InputError(
-                f"{_prefix(where)}link {tok!r}: target index {j} out of range for a "
-                f"sentence of {n_tgt} target token(s)"
-            )
-        links.add((i, j))
-    return links
-
-
-def format_pharaoh(links: Iterable[Link]) -> str:
-    """One Pharaoh line: the links sorted by ``(i, j)``, as space-separated ``i-j``."""
-    return " ".join(f"{i}-{j}" for i, j in sorted(set(links)))
-
-
-def read_pharaoh(path: PathLike) -> Iterator[set[Link]]:
-    """The link sets of a Pharaoh file, one per line (``.gz``/``.xz``/``.bz2`` allowed)."""
-    for lineno, line in enumerate(iter_lines(path), start=1):
-        yield parse_pharaoh(line, where=f"{path} line {lineno}")
-
-
-def write_pharaoh(alignments: Iterable[Iterable[Link]], path: PathLike) -> int:
-    """Write one Pharaoh line per sentence atomically; returns the number of lines."""
-    n = 0
-    with atomic_open(path) as fh:
-        for links in alignments:
-            fh.write(format_pharaoh(links) + "\n")
-            n += 1
-    return n
 
 
 def _check_links(links: Iterable[Link], n_src: int | None, n_tgt: int | None) -> None:
@@ -254,7 +202,7 @@ def _check_tokens(
     for i, j in links:
         if not (0 <= i < len(src_tokens) and 0 <= j < len(tgt_tokens)):
             raise InputError(
-                f"{_prefix(where)}link {i}-{j} out of range for a sentence pair of "
+                f"{where + ': ' if where else ''}link {i}-{j} out of range for a sentence pair of "
                 f"{len(src_tokens)} source and {len(tgt_tokens)} target token(s)"
             )
 
