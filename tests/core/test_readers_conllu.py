@@ -118,7 +118,7 @@ def test_gap_in_word_ids_is_refused_by_every_caller(tmp_path: Path) -> None:
         ("١\tA\ta\tNOUN\t_\t_\t0\troot\t_\t_", r":1: ID '١' is not N"),
         ("", r": no sentence; expected CoNLL-U"),
         ("\n\n  \n", r": no sentence; expected CoNLL-U"),
-        (b"1\tA\xff\ta\tX\t_\t_\t0\troot\t_\t_", r":1: invalid UTF-8"),
+        (b"1\tA\xff\ta\tX\t_\t_\t0\troot\t_\t_", r": invalid UTF-8 at line 1"),
     ],
 )
 def test_invalid_conllu_is_refused_with_its_line(tmp_path: Path, text, message: str) -> None:

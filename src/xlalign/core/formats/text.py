@@ -51,14 +51,14 @@ def iter_numbered_lines(
                     len(bline) == max_line_bytes + 1 and bline.endswith(b"\n")
                 ):
                     raise InputError(
-                        f"{where}:{lineno}: line longer than {max_line_bytes} bytes; "
+                        f"{where}: line {lineno} is longer than {max_line_bytes} bytes; "
                         f"expected {what} with shorter lines"
                     )
                 try:
                     line = bline.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     raise InputError(
-                        f"{where}:{lineno}: invalid UTF-8 at byte {exc.start} of the line; "
+                        f"{where}: invalid UTF-8 at line {lineno}, byte {exc.start}: "
                         f"expected {what}"
                     ) from None
                 yield lineno, line.rstrip("\r\n")
