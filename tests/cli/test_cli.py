@@ -67,14 +67,17 @@ def test_segment_udpipe_without_model_is_a_clear_error(
     src.write_text(TEXT, encoding="utf-8")
     rc = main(["segment", "--lang", "de", "-i", str(src), "-o", str(tmp_path / "o.txt")])
     err = capsys.readouterr().err
-    assert rc == 2 and "'de'" in err and "UDPipe model" in err
+    assert rc == 1 and "'de'" in err and "UDPipe model" in err
     assert not (tmp_path / "o.txt").exists()
 
 
 def test_bad_source_and_language(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["sample", "--lang", "de", "--source", "oscar:x", "-o", str(tmp_path / "o")]) == 2
     assert "TYPE:PATH" in capsys.readouterr().err
-    assert main(["segment", "--lang", "xx", "-i", "a", "-o", str(tmp_path / "o")]) == 2
+    (tmp_path / "a").write_text("x\n")
+    assert (
+        main(["segment", "--lang", "xx", "-i", str(tmp_path / "a"), "-o", str(tmp_path / "o")]) == 1
+    )
     assert "unknown language code 'xx'" in capsys.readouterr().err
 
 
@@ -83,7 +86,7 @@ def test_check_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "40 languages, 3 seeds" in capsys.readouterr().out
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\nlanguages: [en]\nseeds: [1]\ncorpus: {strategy: random}\n")
-    assert main(["check-config", str(bad)]) == 2
+    assert main(["check-config", str(bad)]) == 1
     err = capsys.readouterr().err
     assert "bad.yaml" in err and "corpus.strategy" in err and "'reservoir'" in err
 
@@ -166,7 +169,7 @@ def test_extract_bad_layer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
             "1",
         ]
     )
-    assert rc == 2
+    assert rc == 1
     err = capsys.readouterr().err
     assert "layer" in err and "9" in err and "2" in err
     assert not list((tmp_path / "o").glob("*.vec"))
@@ -206,7 +209,7 @@ def test_map_bli_induce_wordsim_tables(tmp_path: Path, capsys: pytest.CaptureFix
                  str(out / "induced.txt")]) == 0  # fmt: skip
     induced = [tuple(x.split()) for x in (out / "induced.txt").read_text().splitlines()]
     assert len(induced) > 300 and sum(p in set(pairs) for p in induced) / len(induced) > 0.95
-    # Unknown recipe: a clear error, exit 2.
+    # Unknown recipe: a usage error, exit 2.
     assert main(["map", "--recipe", "nope", *map(str, paths)]) == 2
     assert "nope" in capsys.readouterr().err
 

@@ -155,7 +155,7 @@ def test_parallel_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "--source" in capsys.readouterr().err
     short = tmp_path / "short.txt"
     short.write_text("Nur eine Zeile.\n", encoding="utf-8")
-    assert main(parallel_args(out, f"lines:{en},{short}")) == 2
+    assert main(parallel_args(out, f"lines:{en},{short}")) == 1
     err = capsys.readouterr().err
     assert str(en) in err and str(short) in err
     assert not out.exists()
@@ -249,7 +249,7 @@ def test_align_mismatched_line_counts(tmp_path: Path, capsys: pytest.CaptureFixt
     tgt.write_text("t1 t2\nt3\n", encoding="utf-8")
     out_dir = tmp_path / "out"
     rc = main(["align", "--source-text", str(src), "--target-text", str(tgt), "-o", str(out_dir)])
-    assert rc == 2
+    assert rc == 1
     captured = capsys.readouterr()
     assert str(src) in captured.err and str(tgt) in captured.err
     assert "xlalign align: error" in captured.err
@@ -322,6 +322,6 @@ def test_aer_quiet_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert json.loads(out.read_text())["aer"] == pytest.approx(0.4)
     short = tmp_path / "short.txt"
     short.write_text("0-0\n", encoding="utf-8")
-    assert main(["aer", str(pred), str(short), "--format", "pharaoh"]) == 2
+    assert main(["aer", str(pred), str(short), "--format", "pharaoh"]) == 1
     err = capsys.readouterr().err
     assert "xlalign aer: error" in err and str(short) in err and str(pred) in err

@@ -47,5 +47,5 @@ def test_statistics_and_plots_commands(tmp_path: Path, capsys) -> None:
 
 def test_statistics_command_user_error(tmp_path: Path, capsys) -> None:
     rc = main(["statistics", "--base-encoder", BASE, "--encoders", BASE, "-o", str(tmp_path)])
-    assert rc == 2
+    assert rc == 1
     assert "no BLI, fine-tuning or retrieval results" in capsys.readouterr().err

@@ -23,6 +23,7 @@ from xlalign.cli import (
     wordalign,
     zeroshot,
 )
+from xlalign.cli.common import check_path_args
 from xlalign.cli.static import x2static_job
 from xlalign.core.errors import XlalignError
 
@@ -67,19 +68,75 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of ``command`` in ``parser`` (from :func:`build_parser`)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[command]
+    raise KeyError(command)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
+def _os_error(exc: OSError, args: argparse.Namespace | None) -> str:
+    """An OSError as one line naming its path (or, without one, the command's outputs)."""
+    what = exc.strerror or _one_line(str(exc)) or type(exc).__name__
+    if exc.filename is not None:
+        where = str(exc.filename)
+        if exc.filename2 is not None:
+            where += f" -> {exc.filename2}"
+        return f"{where}: {what}"
+    outputs = getattr(args, "_outputs", None)
+    if outputs:
+        return f"{what} (while writing {', '.join(map(str, outputs))})"
+    return what
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run ``xlalign`` with ``argv`` (default: the command line); 2 on a user error."""
+    """Run ``xlalign`` with ``argv`` (default: the command line) and return its exit status.
+
+    0 done; 2 a usage error (an unknown option, a bad number, a path that is not there:
+    argparse's message); 1 a refused input (:class:`XlalignError`, or an OSError such as
+    a full disk, named with its path); 130 interrupted by Ctrl-C; 143 stopped by SIGTERM
+    (:mod:`xlalign.core.interrupt`). A user's mistake gives one line on stderr,
+    ``xlalign <cmd>: error: ...``; any other exception is a bug and shows its traceback.
+    Interrupted, the atomic writers remove their temporaries on the way out.
+    """
+    from xlalign.core import interrupt
+
+    interrupt.install()
     parser = build_parser()
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.WARNING if args.quiet else logging.INFO,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    command = "xlalign"
+    args: argparse.Namespace | None = None
     try:
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # usage error (2) or --help (0), already printed
+            return exc.code if isinstance(exc.code, int) else 2
+        command = f"xlalign {args.command}"
+        check_path_args(_subparser(parser, args.command), args)
+        logging.basicConfig(
+            level=logging.WARNING if args.quiet else logging.INFO,
+            format="%(levelname)s %(name)s: %(message)s",
+        )
         args.func(args)
-    except XlalignError as exc:
-        print(f"xlalign {args.command}: error: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"{command}: interrupted", file=sys.stderr)
+        return 130
+    except interrupt.Preempted as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
+        return interrupt.EXIT_STATUS
+    except argparse.ArgumentTypeError as exc:  # an argument checked after parsing
+        print(f"{command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
+    except XlalignError as exc:
+        print(f"{command}: error: {_one_line(str(exc))}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"{command}: error: {_one_line(_os_error(exc, args))}", file=sys.stderr)
+        return 1
     return 0
 
 

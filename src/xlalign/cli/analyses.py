@@ -13,7 +13,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from xlalign.cli.common import report
+from xlalign.cli.common import (
+    check_arg,
+    check_paths,
+    fraction,
+    input_dir,
+    input_file,
+    nonnegative_int,
+    output_dir,
+    output_file,
+    report,
+)
 
 
 def _config(path: str) -> dict[str, Any]:
@@ -26,8 +36,10 @@ def _config(path: str) -> dict[str, Any]:
 
 
 def _add_config(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", default="config/config.yaml", help="configuration file")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--config", default="config/config.yaml", type=input_file, help="configuration file"
+    )
+    p.add_argument("--seed", type=nonnegative_int, default=1)
     p.add_argument("--device", default=None)
 
 
@@ -35,28 +47,38 @@ def add_derive(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("derive", help="English and a derived language (001): text and task data")
     _add_config(p)
     p.add_argument("--spec", required=True, help="composition, e.g. trans+inv")
-    p.add_argument("--text", required=True, help="English paragraphs, one per line")
+    p.add_argument(
+        "--text", required=True, type=input_file, help="English paragraphs, one per line"
+    )
     p.add_argument(
         "--task", nargs=3, action="append", default=[], metavar=("TASK", "TRAIN", "DEV"),
         help="a tagging or sentence-pair task's English train and dev JSONL",
     )  # fmt: skip
     p.add_argument(
-        "--parallel-shares", nargs="*", type=float, default=None, metavar="SHARE",
+        "--parallel-shares", nargs="*", type=fraction, default=None, metavar="SHARE",
         help="001 Table 1: parallel.p<pct>.tsv subsets (default: derived.sweeps for its spec)",
     )  # fmt: skip
     p.add_argument(
-        "--dictionary-shares", nargs="*", type=float, default=None, metavar="SHARE",
+        "--dictionary-shares", nargs="*", type=fraction, default=None, metavar="SHARE",
         help="001 Table 2: dictionary.d<pct>.txt shares (default: derived.sweeps for its spec)",
     )  # fmt: skip
-    p.add_argument("--output-dir", "-o", required=True)
+    p.add_argument("--output-dir", "-o", required=True, type=output_dir)
     p.set_defaults(func=_cmd_derive)
 
 
 def _cmd_derive(args: argparse.Namespace) -> None:
     from xlalign.derived.experiment import build_derived_data
 
-    dv = _config(args.config)["derived"]
+    for _, train, dev in args.task:
+        check_arg("--task", input_file, train)
+        check_arg("--task", input_file, dev)
     out = Path(args.output_dir)
+    check_paths(
+        inputs=[args.config, args.text, *(f for _, tr, dv_ in args.task for f in (tr, dv_))],
+        outputs=[out.with_suffix(".json")],
+        args=args,
+    )
+    dv = _config(args.config)["derived"]
     tasks = {t: {"train": tr, "dev": dv_} for t, tr, dv_ in args.task}
     sweeps = dv["sweeps"] if dv["sweeps"]["spec"] == args.spec else {}
     stats = build_derived_data(
@@ -93,16 +115,24 @@ def add_derived_pretrain(sub: argparse._SubParsersAction) -> None:
         "001's Tables 1-2 (tlm-p10, dict-mlm-d50) built by `xlalign derive`",
     )
     p.add_argument("--spec", required=True)
-    p.add_argument("--data", required=True, help="the directory of `xlalign derive`")
-    p.add_argument("--output-dir", "-o", required=True)
+    p.add_argument(
+        "--data", required=True, type=input_dir, help="the directory of `xlalign derive`"
+    )
+    p.add_argument("--output-dir", "-o", required=True, type=output_dir)
     p.set_defaults(func=_cmd_derived_pretrain)
 
 
 def _cmd_derived_pretrain(args: argparse.Namespace) -> None:
     from xlalign.derived.experiment import run_derived_pretrain
 
-    dv = _config(args.config)["derived"]
     out = Path(args.output_dir)
+    check_paths(
+        inputs=[args.config, args.data],
+        outputs=[out.with_suffix(".json")],
+        replaced_dirs=[out, out.with_suffix(".work")],
+        args=args,
+    )
+    dv = _config(args.config)["derived"]
     stats = run_derived_pretrain(
         args.run,
         spec=args.spec,
@@ -123,13 +153,16 @@ def _cmd_derived_pretrain(args: argparse.Namespace) -> None:
 def add_derived_evaluate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("derived-evaluate", help="ZS, SUP, Delta and alignment of a derived model")
     _add_config(p)
-    p.add_argument("--model", required=True)
+    p.add_argument("--model", required=True, type=input_dir)
     p.add_argument("--run", required=True)
     p.add_argument("--spec", required=True)
-    p.add_argument("--data", required=True, help="the directory of `xlalign derive`")
-    p.add_argument("--output", "-o", required=True, help="record JSON")
+    p.add_argument(
+        "--data", required=True, type=input_dir, help="the directory of `xlalign derive`"
+    )
+    p.add_argument("--output", "-o", required=True, type=output_file, help="record JSON")
     p.add_argument(
         "--pretrain-stats",
+        type=input_file,
         help="the model's pre-training record (default: the .json `derived-pretrain` wrote "
         "beside the model, when there is one)",
     )
@@ -139,10 +172,16 @@ def add_derived_evaluate(sub: argparse._SubParsersAction) -> None:
 def _cmd_derived_evaluate(args: argparse.Namespace) -> None:
     from xlalign.derived.experiment import run_derived_evaluate
 
-    dv = _config(args.config)["derived"]
     out = Path(args.output)
     beside = Path(args.model).with_suffix(".json")
     pre = args.pretrain_stats or (beside if beside.is_file() else None)
+    check_paths(
+        inputs=[args.config, args.model, args.data, pre],
+        outputs=[out],
+        replaced_dirs=[out.with_suffix(".work")],
+        args=args,
+    )
+    dv = _config(args.config)["derived"]
     stats = run_derived_evaluate(
         model_dir=args.model,
         model_name=Path(args.model).name,
@@ -162,16 +201,24 @@ def _cmd_derived_evaluate(args: argparse.Namespace) -> None:
 def add_meta_mono(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("meta-mono", help="meta-pretraining: an English BERT from scratch (004)")
     _add_config(p)
-    p.add_argument("--text", required=True, help="English paragraphs, one per line")
-    p.add_argument("--output-dir", "-o", required=True)
+    p.add_argument(
+        "--text", required=True, type=input_file, help="English paragraphs, one per line"
+    )
+    p.add_argument("--output-dir", "-o", required=True, type=output_dir)
     p.set_defaults(func=_cmd_meta_mono)
 
 
 def _cmd_meta_mono(args: argparse.Namespace) -> None:
     from xlalign.metapretrain.experiment import run_meta_mono
 
-    mp = _config(args.config)["metapretrain"]
     out = Path(args.output_dir)
+    check_paths(
+        inputs=[args.config, args.text],
+        outputs=[out.with_suffix(".json")],
+        replaced_dirs=[out, out.with_suffix(".work")],
+        args=args,
+    )
+    mp = _config(args.config)["metapretrain"]
     stats = run_meta_mono(
         text=args.text,
         output_dir=out,
@@ -194,7 +241,9 @@ def add_meta_cross(sub: argparse._SubParsersAction) -> None:
     )
     _add_config(p)
     p.add_argument("variant", choices=["none", "body", "emb", "both", "both+dict"])
-    p.add_argument("--mono", required=True, help="the directory of `xlalign meta-mono`")
+    p.add_argument(
+        "--mono", required=True, type=input_dir, help="the directory of `xlalign meta-mono`"
+    )
     p.add_argument(
         "--text", nargs=2, action="append", required=True, metavar=("LANG", "FILE"),
         help="a language's paragraphs (repeat per language)",
@@ -203,15 +252,24 @@ def add_meta_cross(sub: argparse._SubParsersAction) -> None:
         "--dictionary", nargs=2, action="append", default=[], metavar=("LANG", "FILE"),
         help="an English-LANG dictionary ('en_word xx_word' lines), for both+dict",
     )  # fmt: skip
-    p.add_argument("--output-dir", "-o", required=True)
+    p.add_argument("--output-dir", "-o", required=True, type=output_dir)
     p.set_defaults(func=_cmd_meta_cross)
 
 
 def _cmd_meta_cross(args: argparse.Namespace) -> None:
     from xlalign.metapretrain.experiment import run_meta_cross
 
-    mp = _config(args.config)["metapretrain"]
+    for option, items in (("--text", args.text), ("--dictionary", args.dictionary)):
+        for _, path in items:
+            check_arg(option, input_file, path)
     out = Path(args.output_dir)
+    check_paths(
+        inputs=[args.config, args.mono, *(f for _, f in [*args.text, *args.dictionary])],
+        outputs=[out.with_suffix(".json")],
+        replaced_dirs=[out, out.with_suffix(".work")],
+        args=args,
+    )
+    mp = _config(args.config)["metapretrain"]
     stats = run_meta_cross(
         args.variant,
         mono_dir=args.mono,
@@ -236,20 +294,30 @@ def add_analyse(sub: argparse._SubParsersAction) -> None:
         "analyse", help="AER and word alignment score by layer, L2 distances of an encoder"
     )
     _add_config(p)
-    p.add_argument("--encoder", required=True, help="a transformers checkpoint directory")
+    p.add_argument(
+        "--encoder", required=True, type=input_dir, help="a transformers checkpoint directory"
+    )
     p.add_argument("--name", default=None)
     p.add_argument(
         "--distances", nargs=3, action="append", default=[],
         metavar=("PAIR", "CORPUS_TSV", "LINKS"),
         help="a word-aligned pair of the alignment stage (corpus.tsv, symmetrized.txt)",
     )  # fmt: skip
-    p.add_argument("--output", "-o", required=True)
+    p.add_argument("--output", "-o", required=True, type=output_file)
     p.set_defaults(func=_cmd_analyse)
 
 
 def _cmd_analyse(args: argparse.Namespace) -> None:
     from xlalign.analysis.experiment import run_encoder_analysis
 
+    for _, tsv, links in args.distances:
+        check_arg("--distances", input_file, tsv)
+        check_arg("--distances", input_file, links)
+    check_paths(
+        inputs=[args.config, args.encoder, *(f for _, *pair in args.distances for f in pair)],
+        outputs=[args.output],
+        args=args,
+    )
     an = _config(args.config)["analysis"]
     stats = run_encoder_analysis(
         encoder=args.encoder,
@@ -267,14 +335,17 @@ def _cmd_analyse(args: argparse.Namespace) -> None:
 def add_eflomal_reference(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eflomal-reference", help="eflomal's AER on the analyses' gold set")
     _add_config(p)
-    p.add_argument("--corpus", required=True, help="the alignment stage's corpus.tsv")
-    p.add_argument("--output", "-o", required=True)
+    p.add_argument(
+        "--corpus", required=True, type=input_file, help="the alignment stage's corpus.tsv"
+    )
+    p.add_argument("--output", "-o", required=True, type=output_file)
     p.set_defaults(func=_cmd_eflomal_reference)
 
 
 def _cmd_eflomal_reference(args: argparse.Namespace) -> None:
     from xlalign.analysis.experiment import run_eflomal_reference
 
+    check_paths(inputs=[args.config, args.corpus], outputs=[args.output], args=args)
     an = _config(args.config)["analysis"]
     report(
         run_eflomal_reference(

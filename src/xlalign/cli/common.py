@@ -1,11 +1,24 @@
-"""What the command modules share: the stats file beside an output, the JSON report."""
+"""What the command modules share: the stats file beside an output, the JSON report, the
+argument types that check numbers and paths while the command line is parsed, and
+:func:`check_paths`, which refuses outputs that collide with each other or with an input
+before any work starts.
+
+An argument type raises :class:`argparse.ArgumentTypeError`, so a bad number or a path
+that is not there is a usage error (exit status 2, ``xlalign <cmd>: error: argument
+--x: ...``) found before anything is read; :func:`check_paths` raises
+:class:`~xlalign.core.errors.InputError` (exit status 1).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
+
+from xlalign.core.errors import InputError
 
 
 def default_stats_path(output: str) -> str:
@@ -19,3 +32,240 @@ def report(stats: dict, args: argparse.Namespace) -> None:
     if not args.quiet:
         json.dump(stats, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
         sys.stdout.write("\n")
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def _number(kind: Callable[[str], float], test: Callable[[float], bool], expected: str):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if value != value or not test(value):  # NaN fails every test
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+
+    parse.__name__ = expected
+    return parse
+
+
+#: An integer >= 1 (a count, a size, a k).
+positive_int = _number(int, lambda v: v >= 1, "a positive integer")
+#: An integer >= 0 (a count that may be zero, a seed).
+nonnegative_int = _number(int, lambda v: v >= 0, "a non-negative integer")
+#: A finite number > 0 (a learning rate, a ratio).
+positive_float = _number(float, lambda v: 0 < v < float("inf"), "a positive number")
+#: A finite number >= 0.
+nonnegative_float = _number(float, lambda v: 0 <= v < float("inf"), "a non-negative number")
+#: A share in [0, 1].
+fraction = _number(float, lambda v: 0 <= v <= 1, "a number between 0 and 1")
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def _readable_file(text: str, what: str = "file") -> str:
+    if not text:
+        raise argparse.ArgumentTypeError("expected a file name, got ''")
+    p = Path(text)
+    if not p.exists():
+        raise argparse.ArgumentTypeError(f"{text}: {what} not found")
+    if p.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: is a directory; expected a {what}")
+    if not p.is_file():
+        raise argparse.ArgumentTypeError(f"{text}: not a regular file; expected a {what}")
+    if not os.access(p, os.R_OK):
+        raise argparse.ArgumentTypeError(f"{text}: permission denied (cannot read it)")
+    return text
+
+
+class PathArg:
+    """An argparse ``type`` for a path: parsing keeps the text as given (so a command line
+    round-trips through :func:`xlalign.cli.build_parser` anywhere), and
+    :func:`check_path_args` applies ``check`` before the command runs."""
+
+    def __init__(self, check: Callable[[str], object], name: str) -> None:
+        self.check = check
+        self.__name__ = name
+
+    def __call__(self, text: str) -> str:
+        return text
+
+
+def _input_file(text: str) -> None:
+    _readable_file(text)
+
+
+def _input_dir(text: str) -> None:
+    if not text:
+        raise argparse.ArgumentTypeError("expected a directory name, got ''")
+    p = Path(text)
+    if not p.exists():
+        raise argparse.ArgumentTypeError(f"{text}: directory not found")
+    if not p.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: not a directory")
+
+
+def space_sides(path: str) -> list[str]:
+    """The files a space path stands for: ``STEM.npy`` and ``STEM.vocab.txt``, or itself."""
+    if path.endswith(".npy"):
+        return [path, path[: -len(".npy")] + ".vocab.txt"]
+    return [path]
+
+
+def _input_space(text: str) -> None:
+    for side in space_sides(text):
+        _readable_file(side, "embedding file")
+
+
+def _writable_parent(text: str, p: Path) -> None:
+    """The nearest existing ancestor of ``p`` is a directory this process can write in."""
+    parent = p.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"{text}: permission denied (cannot write in {parent})")
+
+
+def _output_file(text: str) -> None:
+    if not text:
+        raise argparse.ArgumentTypeError("expected a file name, got ''")
+    p = Path(text)
+    if p.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: is a directory; expected a file to write")
+    if p.exists() and not p.is_file():
+        raise argparse.ArgumentTypeError(f"{text}: not a regular file; expected a file to write")
+    _writable_parent(text, p)
+
+
+def _output_dir(text: str) -> None:
+    if not text:
+        raise argparse.ArgumentTypeError("expected a directory name, got ''")
+    p = Path(text)
+    if p.exists():
+        if not p.is_dir():
+            raise argparse.ArgumentTypeError(f"{text}: exists and is not a directory")
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise argparse.ArgumentTypeError(f"{text}: permission denied (cannot write in it)")
+        return
+    _writable_parent(text, p)
+
+
+#: An existing, readable regular file (not a directory).
+input_file = PathArg(_input_file, "FILE")
+#: An existing file, or '' for none (an optional input that a job's argv spells so).
+optional_input_file = PathArg(lambda text: text and _input_file(text), "FILE")
+#: An existing directory.
+input_dir = PathArg(_input_dir, "DIR")
+#: An embedding space: a word2vec text file, or ``STEM.npy`` beside ``STEM.vocab.txt``.
+input_space = PathArg(_input_space, "SPACE")
+#: A file to write: not a directory, in a directory that exists or can be made.
+output_file = PathArg(_output_file, "FILE")
+#: A directory to write in: an existing directory, or one that can be made.
+output_dir = PathArg(_output_dir, "DIR")
+
+
+def keyed(check: Callable[[str], object] | PathArg, sep: str = "=", key: str = "LANG") -> PathArg:
+    """``KEY<sep>PATH`` whose path passes ``check`` (a :class:`PathArg` or a function)."""
+    inner = check.check if isinstance(check, PathArg) else check
+
+    def parse(text: str) -> None:
+        name, found, path = text.partition(sep)
+        if not found or not name or not path:
+            raise argparse.ArgumentTypeError(f"expected {key}{sep}PATH, got {text!r}")
+        inner(path)
+
+    return PathArg(parse, f"{key}{sep}PATH")
+
+
+def check_arg(option: str, check: Callable[[str], object] | PathArg, value: str) -> str:
+    """``check(value)``, its error naming ``option``: a usage error, as if argparse had
+    found it (for a path inside ``nargs=3`` or a pair of options checked together)."""
+    inner = check.check if isinstance(check, PathArg) else check
+    try:
+        inner(value)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"argument {option}: {exc}") from None
+    return value
+
+
+def _flat(value: object) -> Iterable[str]:
+    if isinstance(value, list | tuple):
+        for item in value:
+            yield from _flat(item)
+    elif isinstance(value, str):
+        yield value
+
+
+def check_path_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Apply the checks of ``parser``'s :class:`PathArg` arguments to the values in
+    ``args``, in the parser's order; the first failure raises
+    :class:`argparse.ArgumentTypeError` naming the argument (exit status 2)."""
+    for action in parser._actions:
+        if not isinstance(action.type, PathArg):
+            continue
+        value = getattr(args, action.dest, None)
+        if value is None:
+            continue
+        name = argparse._get_action_name(action) or action.dest
+        for text in _flat(value):
+            check_arg(f"{name}", action.type, text)
+
+
+# --------------------------------------------------------------------------- collisions
+
+
+def _real(path: str | os.PathLike) -> str:
+    return os.path.realpath(os.fspath(path))
+
+
+def check_paths(
+    *,
+    inputs: Iterable[str | os.PathLike | None] = (),
+    outputs: Iterable[str | os.PathLike | None] = (),
+    replaced_dirs: Iterable[str | os.PathLike | None] = (),
+    args: argparse.Namespace | None = None,
+) -> None:
+    """Refuse, before any work, outputs that collide with each other or with an input.
+
+    Paths are compared resolved (:func:`os.path.realpath`: links and ``..`` followed).
+    ``outputs`` must name every file the command writes (a ``.npy`` space's
+    ``.vocab.txt`` included, see :func:`space_sides`); ``replaced_dirs`` are output
+    directories the command builds aside and renames into place, so no input may lie
+    inside one (or be one). ``None`` entries (options not given) are ignored. Raises
+    :class:`InputError` naming both arguments' paths. With ``args``, the outputs are kept
+    there (``args._outputs``) for an error without a path (a full disk) to name.
+    """
+    ins = {_real(p): str(p) for p in inputs if p is not None}
+    seen: dict[str, str] = {}
+    for out in outputs:
+        if out is None:
+            continue
+        real = _real(out)
+        if real in ins:
+            raise InputError(
+                f"{out}: output is also an input ({ins[real]}); writing it would destroy "
+                "the input: give another output path"
+            )
+        if real in seen:
+            raise InputError(
+                f"{out}: given for two outputs (also {seen[real]}); the second would "
+                "overwrite the first: give distinct output paths"
+            )
+        seen[real] = str(out)
+    if args is not None:
+        args._outputs = list(seen.values())
+    for folder in replaced_dirs:
+        if folder is None:
+            continue
+        root = _real(folder)
+        for real, given in ins.items():
+            if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+                raise InputError(
+                    f"{folder}: output directory holds the input {given}, and is replaced "
+                    "when the command finishes: give an output directory apart from the inputs"
+                )

@@ -7,7 +7,17 @@ import json
 import sys
 from pathlib import Path
 
-from xlalign.cli.common import report
+from xlalign.cli.common import (
+    check_paths,
+    input_file,
+    input_space,
+    keyed,
+    output_dir,
+    output_file,
+    positive_int,
+    report,
+    space_sides,
+)
 from xlalign.core.errors import ConfigError
 from xlalign.core.io import write_json
 
@@ -15,17 +25,22 @@ from xlalign.core.io import write_json
 def add_bli(sub: argparse._SubParsersAction) -> None:
     """The ``bli`` command."""
     p = sub.add_parser("bli", help="bilingual lexicon induction: P@k and MRR, NN and CSLS")
-    p.add_argument("src", help="query-side embeddings (already in a shared space)")
-    p.add_argument("trg", help="target-side embeddings")
-    p.add_argument("--dictionary", "-d", required=True, help="MUSE test dictionary")
+    p.add_argument(
+        "src", type=input_space, help="query-side embeddings (already in a shared space)"
+    )
+    p.add_argument("trg", type=input_space, help="target-side embeddings")
+    p.add_argument(
+        "--dictionary", "-d", required=True, type=input_file, help="MUSE test dictionary"
+    )
     p.add_argument("--retrieval", nargs="+", choices=["nn", "csls"], default=["nn", "csls"])
-    p.add_argument("--csls-k", type=int, default=10)
-    p.add_argument("--k", type=int, nargs="+", default=[1, 5, 10])
+    p.add_argument("--csls-k", type=positive_int, default=10)
+    p.add_argument("--k", type=positive_int, nargs="+", default=[1, 5, 10])
     p.add_argument("--oov", choices=["skip", "miss"], default="skip")
     p.add_argument("--lowercase", action="store_true", help="lowercase the dictionary")
-    p.add_argument("--output", "-o", help="also write the results JSON here")
+    p.add_argument("--output", "-o", type=output_file, help="also write the results JSON here")
     p.add_argument(
         "--pair",
+        type=input_file,
         help="a workflow pair file (aligned/.../xx.pair.npz): score in the pair's own mapped "
         "spaces, VecMap's protocol; the other file is then the hub's (normalised) space",
     )
@@ -40,9 +55,15 @@ def add_bli(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_bli(args: argparse.Namespace) -> None:
-    from xlalign.evaluation.bli import evaluate_bli, read_dictionary
+    from xlalign.core.errors import InputError
+    from xlalign.evaluation.bli import evaluate_bli, read_dictionary, without_header
     from xlalign.static.vectors import load_space
 
+    check_paths(
+        inputs=[*space_sides(args.src), *space_sides(args.trg), args.dictionary, args.pair],
+        outputs=[args.output],
+        args=args,
+    )
     if args.pair:
         from xlalign.mapping.pairs import pair_spaces
 
@@ -52,8 +73,13 @@ def _cmd_bli(args: argparse.Namespace) -> None:
     else:
         (sw, sv), _ = load_space(args.src)
         (tw, tv), _ = load_space(args.trg)
-    dic = read_dictionary(args.dictionary, lowercase=args.lowercase)
-    out = {}
+    dic, header = without_header(read_dictionary(args.dictionary, lowercase=args.lowercase), sw, tw)
+    if not dic:
+        raise InputError(
+            f"{args.dictionary}: only a header line ({' '.join(header or ())!r}); "
+            "expected 'source target' pairs"
+        )
+    out: dict = {}
     for retrieval in args.retrieval:
         res = evaluate_bli(
             sw,
@@ -68,6 +94,8 @@ def _cmd_bli(args: argparse.Namespace) -> None:
             device=args.device,
         )
         out[retrieval] = res.as_dict()
+        if header is not None:
+            out[retrieval]["header_skipped"] = " ".join(header)
     if args.output:
         write_json(args.output, out)
     json.dump(out, sys.stdout, indent=2, sort_keys=True)
@@ -78,10 +106,20 @@ def add_wordsim(sub: argparse._SubParsersAction) -> None:
     """The ``wordsim`` command."""
     p = sub.add_parser("wordsim", help="word similarity (SemEval-2017 Task 2, SimLex, WordSim)")
     p.add_argument(
-        "--space", action="append", required=True, metavar="LANG=PATH", help="repeatable"
+        "--space",
+        action="append",
+        required=True,
+        type=keyed(input_space),
+        metavar="LANG=PATH",
+        help="repeatable",
     )
-    p.add_argument("--dataset", action="append", help="a similarity file (SimLex/WS353/RG/MEN)")
-    p.add_argument("--semeval", help="the SemEval-2017 Task 2 zip")
+    p.add_argument(
+        "--dataset",
+        action="append",
+        type=input_file,
+        help="a similarity file (SimLex/WS353/RG/MEN)",
+    )
+    p.add_argument("--semeval", type=input_file, help="the SemEval-2017 Task 2 zip")
     p.add_argument(
         "--compose",
         action="store_true",
@@ -89,7 +127,7 @@ def add_wordsim(sub: argparse._SubParsersAction) -> None:
         "vocabulary (labels become <dataset>-composed)",
     )
     p.add_argument("--name", default="space", help="the space's name in the record")
-    p.add_argument("--output", "-o", required=True, help="the record JSON")
+    p.add_argument("--output", "-o", required=True, type=output_file, help="the record JSON")
     p.set_defaults(func=_cmd_wordsim)
 
 
@@ -102,6 +140,15 @@ def _cmd_wordsim(args: argparse.Namespace) -> None:
         if not sep:
             raise ConfigError(f"--space {item!r}: expected LANG=PATH")
         spaces[lang] = path
+    check_paths(
+        inputs=[
+            *(side for path in spaces.values() for side in space_sides(path)),
+            *(args.dataset or []),
+            args.semeval,
+        ],
+        outputs=[args.output],
+        args=args,
+    )
     datasets = [(Path(p).stem, read_similarity_file(p)) for p in args.dataset or []]
     datasets += wordsim_datasets(languages=sorted(spaces), semeval=args.semeval)
     if not datasets:
@@ -113,6 +160,7 @@ def _cmd_wordsim(args: argparse.Namespace) -> None:
         datasets=datasets,
         out_path=args.output,
         compose=args.compose,
+        require_covered=True,
     )
     json.dump(record, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
     sys.stdout.write("\n")
@@ -121,12 +169,14 @@ def _cmd_wordsim(args: argparse.Namespace) -> None:
 def add_tables(sub: argparse._SubParsersAction) -> None:
     """The ``tables`` command."""
     p = sub.add_parser("tables", help="the paper's Tables 1, 2, 5, 6, 7 from result records")
-    p.add_argument("--bli", nargs="+", required=True, help="BLI record JSON files")
-    p.add_argument("--wordsim", nargs="*", help="word-similarity record JSON files")
+    p.add_argument("--bli", nargs="+", required=True, type=input_file, help="BLI record JSON files")
+    p.add_argument(
+        "--wordsim", nargs="*", type=input_file, help="word-similarity record JSON files"
+    )
     p.add_argument("--spaces", nargs="+", help="spaces in table order (default: all)")
     p.add_argument("--metric", default="p@1", choices=["p@1", "p@5", "p@10", "mrr"])
     p.add_argument("--retrieval", default="csls", choices=["nn", "csls"])
-    p.add_argument("--output-dir", "-o", required=True)
+    p.add_argument("--output-dir", "-o", required=True, type=output_dir)
     p.set_defaults(func=_cmd_tables)
 
 

@@ -8,7 +8,18 @@ from pathlib import Path
 
 import yaml
 
-from xlalign.cli.common import report
+from xlalign.cli.common import (
+    check_paths,
+    fraction,
+    input_file,
+    input_space,
+    nonnegative_int,
+    output_dir,
+    output_file,
+    positive_int,
+    report,
+    space_sides,
+)
 from xlalign.core.errors import ConfigError
 
 
@@ -23,23 +34,42 @@ def _options(pairs: list[str] | None) -> dict:
     return out
 
 
+def _recipe(name: str) -> str:
+    """A VecMap preset name (``semi_supervised`` spelled either way)."""
+    from xlalign.mapping.recipes import RECIPES
+
+    if name.replace("_", "-") not in RECIPES:
+        raise argparse.ArgumentTypeError(
+            f"unknown recipe {name!r}; expected one of {', '.join(sorted(RECIPES))}"
+        )
+    return name
+
+
 def add_map(sub: argparse._SubParsersAction) -> None:
     """The ``map`` command."""
     p = sub.add_parser(
         "map",
         help="VecMap: map two embedding spaces into a shared one (map_embeddings.py style)",
     )
-    p.add_argument("src", help="source embeddings (.vec, .vec.gz or .npy with .vocab.txt)")
-    p.add_argument("trg", help="target embeddings")
-    p.add_argument("src_out", help="mapped source embeddings (.vec)")
-    p.add_argument("trg_out", help="mapped target embeddings (.vec)")
+    p.add_argument(
+        "src", type=input_space, help="source embeddings (.vec, .vec.gz or .npy with .vocab.txt)"
+    )
+    p.add_argument("trg", type=input_space, help="target embeddings")
+    p.add_argument("src_out", type=output_file, help="mapped source embeddings (.vec)")
+    p.add_argument("trg_out", type=output_file, help="mapped target embeddings (.vec)")
     p.add_argument(
         "--recipe",
         default="supervised",
+        type=_recipe,
         help="supervised, semi-supervised, identical, unsupervised (= acl2018), aaai2018, "
         "acl2017 or orthogonal: the public tool's presets",
     )
-    p.add_argument("--dictionary", "-d", help="'source target' pairs (supervised, semi-supervised)")
+    p.add_argument(
+        "--dictionary",
+        "-d",
+        type=input_file,
+        help="'source target' pairs (supervised, semi-supervised)",
+    )
     p.add_argument(
         "--option", action="append", metavar="KEY=VALUE", help="override a recipe option"
     )
@@ -50,9 +80,9 @@ def add_map(sub: argparse._SubParsersAction) -> None:
         "(the workflow's hub space; cosine BLI of these outputs is VecMap's only for "
         "orthogonal recipes)",
     )
-    p.add_argument("--max-words", type=int, help="read only the most frequent rows")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--stats", help="write the mapping's stats JSON here")
+    p.add_argument("--max-words", type=positive_int, help="read only the most frequent rows")
+    p.add_argument("--seed", type=nonnegative_int, default=0)
+    p.add_argument("--stats", type=output_file, help="write the mapping's stats JSON here")
     p.add_argument("--device", help="torch device (default: cuda if available, else cpu)")
     p.set_defaults(func=_cmd_map)
 
@@ -60,6 +90,11 @@ def add_map(sub: argparse._SubParsersAction) -> None:
 def _cmd_map(args: argparse.Namespace) -> None:
     from xlalign.mapping.hub import map_pair
 
+    check_paths(
+        inputs=[*space_sides(args.src), *space_sides(args.trg), args.dictionary],
+        outputs=[args.src_out, args.trg_out, args.stats],
+        args=args,
+    )
     stats = map_pair(
         src=args.src,
         trg=args.trg,
@@ -82,12 +117,12 @@ def add_induce(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "induce", help="induce a dictionary from two aligned spaces (CSLS, mutual NN)"
     )
-    p.add_argument("src")
-    p.add_argument("trg")
-    p.add_argument("--output", "-o", required=True, help="MUSE-format dictionary")
+    p.add_argument("src", type=input_space)
+    p.add_argument("trg", type=input_space)
+    p.add_argument("--output", "-o", required=True, type=output_file, help="MUSE-format dictionary")
     p.add_argument("--retrieval", choices=["nn", "csls"], default="csls")
-    p.add_argument("--csls-k", type=int, default=10)
-    p.add_argument("--max-rank", type=int, default=20000, help="most frequent words only")
+    p.add_argument("--csls-k", type=positive_int, default=10)
+    p.add_argument("--max-rank", type=positive_int, default=20000, help="most frequent words only")
     p.add_argument("--mode", choices=["mutual", "forward", "union"], default="mutual")
     p.add_argument("--device")
     p.set_defaults(func=_cmd_induce)
@@ -97,6 +132,9 @@ def _cmd_induce(args: argparse.Namespace) -> None:
     from xlalign.mapping.induction import induce_dictionary, induction_stats, write_induced
     from xlalign.static.vectors import load_space
 
+    check_paths(
+        inputs=[*space_sides(args.src), *space_sides(args.trg)], outputs=[args.output], args=args
+    )
     (sw, sv), _ = load_space(args.src)
     (tw, tv), _ = load_space(args.trg)
     pairs = induce_dictionary(
@@ -119,18 +157,22 @@ def add_split_dictionary(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("split-dictionary", help="train/valid/test split with disjoint source words")
     p.add_argument("--lang", required=True)
     p.add_argument("--hub", default="en")
-    p.add_argument("--dictionary", action="append", required=True, help="hub-lang pairs")
-    p.add_argument("--hub-vocab", required=True, help="vocabulary TSV of the hub language")
-    p.add_argument("--vocab", required=True, help="vocabulary TSV of the language")
-    p.add_argument("--test", help="a given test dictionary (e.g. MUSE .5000-6500)")
-    p.add_argument("--reverse-test", help="a given reverse test dictionary")
-    p.add_argument("--output-dir", "-o", required=True)
-    p.add_argument("--test-fraction", type=float, default=0.25)
-    p.add_argument("--test-max-words", type=int, default=1500)
-    p.add_argument("--valid-fraction", type=float, default=0.1)
-    p.add_argument("--valid-max-words", type=int, default=500)
-    p.add_argument("--max-rank", type=int)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--dictionary", action="append", required=True, type=input_file, help="hub-lang pairs"
+    )
+    p.add_argument(
+        "--hub-vocab", required=True, type=input_file, help="vocabulary TSV of the hub language"
+    )
+    p.add_argument("--vocab", required=True, type=input_file, help="vocabulary TSV of the language")
+    p.add_argument("--test", type=input_file, help="a given test dictionary (e.g. MUSE .5000-6500)")
+    p.add_argument("--reverse-test", type=input_file, help="a given reverse test dictionary")
+    p.add_argument("--output-dir", "-o", required=True, type=output_dir)
+    p.add_argument("--test-fraction", type=fraction, default=0.25)
+    p.add_argument("--test-max-words", type=nonnegative_int, default=1500)
+    p.add_argument("--valid-fraction", type=fraction, default=0.1)
+    p.add_argument("--valid-max-words", type=nonnegative_int, default=500)
+    p.add_argument("--max-rank", type=positive_int)
+    p.add_argument("--seed", type=nonnegative_int, default=0)
     p.add_argument("--overlap", choices=["drop", "error"], default="drop")
     p.set_defaults(func=_cmd_split_dictionary)
 
@@ -146,6 +188,11 @@ def _cmd_split_dictionary(args: argparse.Namespace) -> None:
         "reverse_valid": "valid.reverse.txt",
         "reverse_test": "test.reverse.txt",
     }
+    check_paths(
+        inputs=[*args.dictionary, args.hub_vocab, args.vocab, args.test, args.reverse_test],
+        outputs=[*(out / v for v in parts.values()), out / "split.json"],
+        args=args,
+    )
     stats = build_split(
         language=args.lang,
         hub=args.hub,

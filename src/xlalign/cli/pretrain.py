@@ -8,8 +8,29 @@ import json
 import sys
 from pathlib import Path
 
+from xlalign.cli.common import (
+    check_paths,
+    input_dir,
+    input_file,
+    input_space,
+    keyed,
+    nonnegative_int,
+    output_dir,
+    output_file,
+    space_sides,
+)
 from xlalign.cli.zeroshot import _lang_files, _overrides
 from xlalign.core.errors import ConfigError, InputError
+
+
+def _two_files(text: str) -> str:
+    """``PAIRS_TSV,CORPUS_TSV``: two files that exist."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"expected PAIRS_TSV,CORPUS_TSV, got {text!r}")
+    for part in parts:
+        input_file.check(part)
+    return text
 
 
 def add_pretrain(sub: argparse._SubParsersAction) -> None:
@@ -21,12 +42,13 @@ def add_pretrain(sub: argparse._SubParsersAction) -> None:
         "contrastive-weak, contrastive-strong, linear-map)",
     )
     p.add_argument("run", nargs="?", help="a run (row) of xlalign.pretrain.recipes")
-    p.add_argument("encoder", nargs="?", help="Hugging Face checkpoint directory")
-    p.add_argument("--output-dir", "-o", help="the new checkpoint directory")
+    p.add_argument("encoder", nargs="?", type=input_dir, help="Hugging Face checkpoint directory")
+    p.add_argument("--output-dir", "-o", type=output_dir, help="the new checkpoint directory")
     p.add_argument(
         "--text",
         nargs="+",
         default=[],
+        type=keyed(input_file),
         metavar="LANG=FILE",
         help="MLM text per language (one paragraph per line)",
     )
@@ -34,6 +56,7 @@ def add_pretrain(sub: argparse._SubParsersAction) -> None:
         "--static",
         nargs="+",
         default=[],
+        type=keyed(lambda stem: input_space.check(stem + ".npy"), key="LANG"),
         metavar="LANG=STEM",
         help="static space per language (STEM.npy + STEM.vocab.txt)",
     )
@@ -41,6 +64,7 @@ def add_pretrain(sub: argparse._SubParsersAction) -> None:
         "--aligned",
         nargs="+",
         default=[],
+        type=keyed(_two_files, key="PAIR"),
         metavar="PAIR=PAIRS_TSV,CORPUS_TSV",
         help="word-aligned bitext per language pair (l2-align, contrastive, linear-map)",
     )
@@ -48,6 +72,7 @@ def add_pretrain(sub: argparse._SubParsersAction) -> None:
         "--parallel",
         nargs="+",
         default=[],
+        type=keyed(input_file, key="PAIR"),
         metavar="PAIR=CORPUS_TSV",
         help="bitext per language pair (tlm)",
     )
@@ -55,10 +80,11 @@ def add_pretrain(sub: argparse._SubParsersAction) -> None:
         "--dictionary",
         nargs="+",
         default=[],
+        type=keyed(input_file),
         metavar="LANG=FILE",
         help="bilingual dictionaries hub -> LANG (align-mlm, dict-mlm)",
     )
-    p.add_argument("--seed", type=int, default=1, help="pre-training seed")
+    p.add_argument("--seed", type=nonnegative_int, default=1, help="pre-training seed")
     p.add_argument(
         "--set",
         nargs="+",
@@ -74,14 +100,21 @@ def add_pretrain(sub: argparse._SubParsersAction) -> None:
         help="objective settings (gcca.batch_size=128 mlm.batch_size=8 ...)",
     )
     p.add_argument(
-        "--alignment-layer", type=int, help="hidden_states index of the alignment losses"
+        "--alignment-layer",
+        type=nonnegative_int,
+        help="hidden_states index of the alignment losses",
     )
-    p.add_argument("--validation-paragraphs", type=int, default=200)
-    p.add_argument("--stats", help="record JSON (default: <output-dir>.json)")
-    p.add_argument("--work-dir", help="checkpoints to resume from (default: <output-dir>.work)")
+    p.add_argument("--validation-paragraphs", type=nonnegative_int, default=200)
+    p.add_argument("--stats", type=output_file, help="record JSON (default: <output-dir>.json)")
+    p.add_argument(
+        "--work-dir",
+        type=output_dir,
+        help="checkpoints to resume from (default: <output-dir>.work)",
+    )
     p.add_argument("--device")
     p.add_argument("--precision", choices=["auto", "fp32", "bf16", "fp16"], default="auto")
-    p.add_argument("--spec", help=argparse.SUPPRESS)  # torchrun workers of a workflow job
+    # the spec file of a workflow job's torchrun workers
+    p.add_argument("--spec", type=input_file, help=argparse.SUPPRESS)
     p.set_defaults(func=_cmd_pretrain)
 
 
@@ -118,6 +151,16 @@ def _cmd_pretrain(args: argparse.Namespace) -> None:
             aligned[pair] = parts
         files["aligned"] = aligned
     out = Path(args.output_dir)
+    stats_path = args.stats or f"{out}.json"
+    work_dir = args.work_dir or f"{out}.work"
+    inputs = [args.encoder]
+    for item in [*args.text, *args.parallel, *args.dictionary]:
+        inputs.append(item.partition("=")[2])
+    for item in args.static:
+        inputs += space_sides(item.partition("=")[2] + ".npy")
+    for item in args.aligned:
+        inputs += item.partition("=")[2].split(",")
+    check_paths(inputs=inputs, outputs=[stats_path], replaced_dirs=[out, work_dir], args=args)
     res = run_pretrain(
         args.run,
         encoder=args.encoder,
@@ -126,8 +169,8 @@ def _cmd_pretrain(args: argparse.Namespace) -> None:
         params=_overrides(args.set),
         seed=args.seed,
         output_dir=out,
-        stats_path=args.stats or f"{out}.json",
-        work_dir=args.work_dir or f"{out}.work",
+        stats_path=stats_path,
+        work_dir=work_dir,
         validation_paragraphs=args.validation_paragraphs,
         device=args.device,
         precision=args.precision,

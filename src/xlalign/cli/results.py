@@ -5,13 +5,32 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from xlalign.cli.common import report
+from xlalign.cli.common import (
+    fraction,
+    input_file,
+    nonnegative_int,
+    output_dir,
+    positive_int,
+    report,
+)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--bli", nargs="*", default=[], help="BLI record JSON files")
-    p.add_argument("--runs", nargs="*", default=[], help="fine-tuning results ft<seed>.json")
-    p.add_argument("--retrieval", nargs="*", default=[], help="retrieval results <set>.json")
+    p.add_argument("--bli", nargs="*", default=[], type=input_file, help="BLI record JSON files")
+    p.add_argument(
+        "--runs",
+        nargs="*",
+        default=[],
+        type=input_file,
+        help="fine-tuning results ft<seed>.json",
+    )
+    p.add_argument(
+        "--retrieval",
+        nargs="*",
+        default=[],
+        type=input_file,
+        help="retrieval results <set>.json",
+    )
     p.add_argument("--base-encoder", required=True, help="the original encoder's name")
     p.add_argument("--tasks", nargs="*", default=[], help="task ids in table order")
     p.add_argument("--spaces", nargs="*", help="BLI spaces in table order (default: all)")
@@ -29,11 +48,11 @@ def add_statistics(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--pretrain-runs", nargs="*", default=[], help="pre-training rows")
     p.add_argument("--retrieval-sets", nargs="*", default=[], help="retrieval set ids")
     p.add_argument("--bli-baseline", default="aggregate")
-    p.add_argument("--iterations", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--iterations", type=positive_int, default=1000)
+    p.add_argument("--seed", type=nonnegative_int, default=0)
+    p.add_argument("--alpha", type=fraction, default=0.05)
     p.add_argument("--correction", default="holm", choices=["holm", "benjamini-hochberg", "none"])
-    p.add_argument("--output-dir", "-o", required=True)
+    p.add_argument("--output-dir", "-o", required=True, type=output_dir)
     p.set_defaults(func=_cmd_statistics)
 
 
@@ -67,10 +86,18 @@ def add_plots(sub: argparse._SubParsersAction) -> None:
     """The ``plots`` command."""
     p = sub.add_parser("plots", help="the figures (PNG and SVG) from result files")
     _common(p)
-    p.add_argument("--pretrain", nargs="*", default=[], help="pre-training s<seed>.json files")
-    p.add_argument("--learning-curve", help="benchmarks/learning_curve.py's summary JSON")
+    p.add_argument(
+        "--pretrain",
+        nargs="*",
+        default=[],
+        type=input_file,
+        help="pre-training s<seed>.json files",
+    )
+    p.add_argument(
+        "--learning-curve", type=input_file, help="benchmarks/learning_curve.py's summary JSON"
+    )
     p.add_argument("--metric", default="p@1", choices=["p@1", "p@5", "p@10", "mrr"])
-    p.add_argument("--output-dir", "-o", required=True)
+    p.add_argument("--output-dir", "-o", required=True, type=output_dir)
     p.set_defaults(func=_cmd_plots)
 
 

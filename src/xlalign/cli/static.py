@@ -10,7 +10,19 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from xlalign.cli.common import report
+from xlalign.cli.common import (
+    check_paths,
+    input_dir,
+    input_file,
+    input_space,
+    nonnegative_float,
+    nonnegative_int,
+    output_dir,
+    output_file,
+    positive_float,
+    positive_int,
+    report,
+)
 
 if TYPE_CHECKING:
     from xlalign.static.x2static import X2StaticJob
@@ -22,11 +34,15 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
         "extract", help="static embeddings from an encoder: X2S-M or the aggregation baseline"
     )
     p.add_argument("--lang", required=True)
-    p.add_argument("--corpus", required=True, help="segmented: one sentence per line, tokens")
-    p.add_argument("--encoder", required=True, help="a local Hugging Face checkpoint directory")
-    p.add_argument("--output-dir", "-o", required=True)
+    p.add_argument(
+        "--corpus", required=True, type=input_file, help="segmented: one sentence per line, tokens"
+    )
+    p.add_argument(
+        "--encoder", required=True, type=input_dir, help="a local Hugging Face checkpoint directory"
+    )
+    p.add_argument("--output-dir", "-o", required=True, type=output_dir)
     p.add_argument("--method", choices=["x2s-m", "aggregate"], default="x2s-m")
-    p.add_argument("--layer", type=int, default=6)
+    p.add_argument("--layer", type=nonnegative_int, default=6)
     p.add_argument("--pooling", choices=["mean", "first", "last"], default="mean")
     p.add_argument(
         "--context",
@@ -34,18 +50,18 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
         default="others",
         help="others: the paper's wording; x2static-code: X2Static's public code",
     )
-    p.add_argument("--min-count", type=int, default=10)
-    p.add_argument("--max-vocab", type=int, default=200_000)
+    p.add_argument("--min-count", type=positive_int, default=10)
+    p.add_argument("--max-vocab", type=positive_int, default=200_000)
     p.add_argument("--keep-case", action="store_true", help="do not lowercase the vocabulary")
-    p.add_argument("--epochs", type=int, default=5)
-    p.add_argument("--batch-sentences", type=int, default=128)
-    p.add_argument("--negatives", type=int, default=10)
-    p.add_argument("--subsample-t", type=float, default=5e-6)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--max-contexts", type=int, default=10, help="aggregation: K contexts")
-    p.add_argument("--max-length", type=int, default=200)
-    p.add_argument("--batch-tokens", type=int, default=8192)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--epochs", type=positive_int, default=5)
+    p.add_argument("--batch-sentences", type=positive_int, default=128)
+    p.add_argument("--negatives", type=positive_int, default=10)
+    p.add_argument("--subsample-t", type=nonnegative_float, default=5e-6)
+    p.add_argument("--lr", type=positive_float, default=1e-3)
+    p.add_argument("--max-contexts", type=positive_int, default=10, help="aggregation: K contexts")
+    p.add_argument("--max-length", type=positive_int, default=200)
+    p.add_argument("--batch-tokens", type=positive_int, default=8192)
+    p.add_argument("--seed", type=nonnegative_int, default=1)
     p.set_defaults(func=_cmd_extract)
 
 
@@ -56,6 +72,16 @@ def _cmd_extract(args: argparse.Namespace) -> None:
 
     get_language(args.lang, key="--lang")
     out = Path(args.output_dir)
+    stem = out / f"{args.lang}.{args.method}"
+    check_paths(
+        inputs=[args.corpus, args.encoder],
+        outputs=[
+            out / f"{args.lang}.vocab.tsv",
+            *(f"{stem}{ext}" for ext in (".vec", ".npy", ".vocab.txt", ".json")),
+        ],
+        replaced_dirs=[out / f"{args.lang}.teacher", out / f"{args.lang}.checkpoint"],
+        args=args,
+    )
     vocab = build_vocab(
         args.corpus,
         min_count=args.min_count,
@@ -65,7 +91,6 @@ def _cmd_extract(args: argparse.Namespace) -> None:
     )
     vocab_path = out / f"{args.lang}.vocab.tsv"
     write_vocab(vocab, vocab_path)
-    stem = out / f"{args.lang}.{args.method}"
     if args.method == "x2s-m":
         from xlalign.static.teacher import build_teacher_cache
         from xlalign.static.x2static import X2StaticArgs, X2StaticJob, train_and_save
@@ -130,7 +155,7 @@ def _cmd_extract(args: argparse.Namespace) -> None:
 
 
 def _optional_float(text: str) -> float | None:
-    return None if text.strip().lower() == "none" else float(text)
+    return None if text.strip().lower() == "none" else nonnegative_float(text)
 
 
 def add_x2static(sub: argparse._SubParsersAction) -> None:
@@ -139,16 +164,29 @@ def add_x2static(sub: argparse._SubParsersAction) -> None:
         "x2static",
         help="X2S-M static vectors from a teacher cache (data-parallel over GPUs with --gpus)",
     )
-    p.add_argument("cache", help="teacher cache directory (the one holding meta.json)")
-    p.add_argument("vocab", help="the vocabulary TSV the cache was built with")
+    p.add_argument(
+        "cache", type=input_dir, help="teacher cache directory (the one holding meta.json)"
+    )
+    p.add_argument("vocab", type=input_file, help="the vocabulary TSV the cache was built with")
     p.add_argument("--lang", required=True)
-    p.add_argument("--vec", required=True, help="output .vec; other outputs default to its stem")
-    p.add_argument("--npy", help="output .npy, with STEM.vocab.txt (default: STEM.npy)")
-    p.add_argument("--stats", help="stats JSON (default: STEM.json)")
-    p.add_argument("--checkpoint-dir", help="resumable checkpoints (default: STEM.checkpoint)")
+    p.add_argument(
+        "--vec",
+        required=True,
+        type=output_file,
+        help="output .vec; other outputs default to its stem",
+    )
+    p.add_argument(
+        "--npy", type=output_file, help="output .npy, with STEM.vocab.txt (default: STEM.npy)"
+    )
+    p.add_argument("--stats", type=output_file, help="stats JSON (default: STEM.json)")
+    p.add_argument(
+        "--checkpoint-dir",
+        type=output_dir,
+        help="resumable checkpoints (default: STEM.checkpoint)",
+    )
     p.add_argument(
         "--gpus",
-        type=int,
+        type=nonnegative_int,
         default=0,
         help="N > 1: data-parallel, one process per GPU under torchrun (as many as are "
         "visible; a single process when fewer than 2)",
@@ -157,19 +195,26 @@ def add_x2static(sub: argparse._SubParsersAction) -> None:
         "training (defaults: X2Static's, see xlalign.static.x2static.X2StaticArgs)"
     )
     unset = argparse.SUPPRESS  # an option not given keeps X2StaticArgs' default
-    t.add_argument("--epochs", type=int, default=unset)
-    t.add_argument("--batch-sentences", type=int, default=unset)
-    t.add_argument("--negatives", type=int, default=unset)
+    t.add_argument("--epochs", type=positive_int, default=unset)
+    t.add_argument("--batch-sentences", type=positive_int, default=unset)
+    t.add_argument("--negatives", type=positive_int, default=unset)
     t.add_argument(
         "--subsample-t", type=_optional_float, default=unset, help="0 or none: keep every word"
     )
-    t.add_argument("--lr", type=float, default=unset)
-    t.add_argument("--seed", type=int, default=unset)
-    t.add_argument("--checkpoint-every-batches", type=int, default=unset, help="0: epoch ends")
-    t.add_argument("--log-every", type=int, default=unset, help="batches per loss-curve point")
+    t.add_argument("--lr", type=positive_float, default=unset)
+    t.add_argument("--seed", type=nonnegative_int, default=unset)
+    t.add_argument(
+        "--checkpoint-every-batches", type=nonnegative_int, default=unset, help="0: epoch ends"
+    )
+    t.add_argument(
+        "--log-every", type=positive_int, default=unset, help="batches per loss-curve point"
+    )
     t.add_argument("--init", choices=["uniform", "vectors"], default=unset)
     t.add_argument(
-        "--init-vectors", default=unset, help="with --init vectors: the space whose rows start"
+        "--init-vectors",
+        type=input_space,
+        default=unset,
+        help="with --init vectors: the space whose rows start",
     )
     t.add_argument("--device", default=unset, help="torch device (default: cuda if visible)")
     t.add_argument("--keep-checkpoint", action="store_true", default=unset)
@@ -202,6 +247,13 @@ def _cmd_x2static(args: argparse.Namespace) -> None:
     from xlalign.static.x2static import run_x2static_job
 
     job = x2static_job(args)
+    npy = str(job.npy_path)
+    check_paths(
+        inputs=[job.cache_dir, job.vocab_path, getattr(args, "init_vectors", None)],
+        outputs=[job.vec_path, npy, npy[: -len(".npy")] + ".vocab.txt", job.stats_path],
+        replaced_dirs=[job.checkpoint_dir],
+        args=args,
+    )
     worker = distributed.in_torchrun()
     if worker and int(os.environ["RANK"]) > 0:
         logging.getLogger().setLevel(logging.ERROR)  # rank 0 speaks for the run

@@ -8,6 +8,17 @@ import json
 import sys
 from pathlib import Path
 
+from xlalign.cli.common import (
+    check_paths,
+    input_dir,
+    input_file,
+    keyed,
+    nonnegative_int,
+    optional_input_file,
+    output_dir,
+    output_file,
+    positive_int,
+)
 from xlalign.core.errors import InputError
 
 
@@ -30,16 +41,34 @@ def add_finetune(sub: argparse._SubParsersAction) -> None:
         "pos-gold, ner-gold)",
     )
     p.add_argument("task", help="task id (xlalign.evaluation.tasks.registry)")
-    p.add_argument("encoder", help="Hugging Face checkpoint directory")
-    p.add_argument("--train", required=True, help="English training records (.jsonl)")
-    p.add_argument("--dev", required=True, help="English dev records (.jsonl), model selection")
+    p.add_argument("encoder", type=input_dir, help="Hugging Face checkpoint directory")
     p.add_argument(
-        "--test", nargs="+", default=[], metavar="LANG=FILE", help="test records per language"
+        "--train", required=True, type=input_file, help="English training records (.jsonl)"
     )
-    p.add_argument("--seed", type=int, default=1, help="fine-tuning seed")
-    p.add_argument("--output-dir", "-o", required=True, help="predictions (and the model)")
-    p.add_argument("--stats", help="results JSON (default: <output-dir>.json)")
-    p.add_argument("--work-dir", help="checkpoints to resume from (default: <output-dir>.work)")
+    p.add_argument(
+        "--dev",
+        required=True,
+        type=optional_input_file,
+        help="English dev records (.jsonl), model selection",
+    )
+    p.add_argument(
+        "--test",
+        nargs="+",
+        default=[],
+        type=keyed(input_file),
+        metavar="LANG=FILE",
+        help="test records per language",
+    )
+    p.add_argument("--seed", type=nonnegative_int, default=1, help="fine-tuning seed")
+    p.add_argument(
+        "--output-dir", "-o", required=True, type=output_dir, help="predictions (and the model)"
+    )
+    p.add_argument("--stats", type=output_file, help="results JSON (default: <output-dir>.json)")
+    p.add_argument(
+        "--work-dir",
+        type=output_dir,
+        help="checkpoints to resume from (default: <output-dir>.work)",
+    )
     p.add_argument(
         "--set",
         nargs="+",
@@ -76,20 +105,30 @@ def _overrides(items: list[str]) -> dict[str, object]:
 
 
 def _cmd_finetune(args: argparse.Namespace) -> None:
+    from xlalign.evaluation.tasks.finetune import MODEL, RESULTS
     from xlalign.evaluation.tasks.run import run_finetune
 
     out_dir = Path(args.output_dir)
+    tests = _lang_files(args.test, "--test")
+    stats_path = args.stats or f"{out_dir}.json"
+    work_dir = args.work_dir or f"{out_dir}.work"
+    check_paths(
+        inputs=[args.encoder, args.train, args.dev or None, *tests.values()],
+        outputs=[stats_path, out_dir / RESULTS],
+        replaced_dirs=[out_dir / MODEL, work_dir],
+        args=args,
+    )
     res = run_finetune(
         args.task,
         encoder=args.encoder,
         encoder_name=args.encoder_name or Path(args.encoder).name,
         train=args.train,
         dev=args.dev or None,
-        tests=_lang_files(args.test, "--test"),
+        tests=tests,
         seed=args.seed,
         output_dir=out_dir,
-        stats_path=args.stats or f"{out_dir}.json",
-        work_dir=args.work_dir or f"{out_dir}.work",
+        stats_path=stats_path,
+        work_dir=work_dir,
         params=_overrides(args.set),
         device=args.device,
         precision=args.precision,
@@ -108,21 +147,31 @@ def add_retrieve(sub: argparse._SubParsersAction) -> None:
         "across every layer, from one forward pass",
     )
     p.add_argument("set", help="retrieval set id: tatoeba, bucc, udhr, bible")
-    p.add_argument("encoder", help="Hugging Face checkpoint directory")
-    p.add_argument("pairs", nargs="+", metavar="LANG=FILE", help="RetrievalPair records (.jsonl)")
-    p.add_argument("--output", "-o", required=True, help="results JSON")
-    p.add_argument("--predictions-dir", help="per-query predictions, one file per language")
+    p.add_argument("encoder", type=input_dir, help="Hugging Face checkpoint directory")
+    p.add_argument(
+        "pairs",
+        nargs="+",
+        type=keyed(input_file),
+        metavar="LANG=FILE",
+        help="RetrievalPair records (.jsonl)",
+    )
+    p.add_argument("--output", "-o", required=True, type=output_file, help="results JSON")
+    p.add_argument(
+        "--predictions-dir",
+        type=output_dir,
+        help="per-query predictions, one file per language",
+    )
     p.add_argument(
         "--layer",
-        type=int,
+        type=nonnegative_int,
         help="Hugging Face hidden_states index (0 = embeddings); default XTREME's layer "
         "(hidden_states[-12:][7], i.e. 8 of a 12-layer model)",
     )
     p.add_argument("--pooling", choices=["mean", "cls"], default="mean")
     p.add_argument("--exclude-special", action="store_true", help="mean pooling without <s>, </s>")
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--max-length", type=int, default=512)
-    p.add_argument("--max-pairs", type=int)
+    p.add_argument("--batch-size", type=positive_int, default=32)
+    p.add_argument("--max-length", type=positive_int, default=512)
+    p.add_argument("--max-pairs", type=positive_int)
     p.add_argument("--device")
     p.set_defaults(func=_cmd_retrieve)
 
@@ -130,11 +179,13 @@ def add_retrieve(sub: argparse._SubParsersAction) -> None:
 def _cmd_retrieve(args: argparse.Namespace) -> None:
     from xlalign.evaluation.tasks.run import run_retrieval
 
+    sets = _lang_files(args.pairs, "pairs")
+    check_paths(inputs=[args.encoder, *sets.values()], outputs=[args.output], args=args)
     res = run_retrieval(
         args.set,
         encoder=args.encoder,
         encoder_name=Path(args.encoder).name,
-        sets=_lang_files(args.pairs, "pairs"),
+        sets=sets,
         stats_path=args.output,
         predictions_dir=args.predictions_dir,
         layer=args.layer,

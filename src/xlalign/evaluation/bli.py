@@ -84,6 +84,46 @@ def read_dictionary(path: PathLike, *, lowercase: bool = False) -> dict[str, lis
     return pairs
 
 
+#: Column names a dictionary's first line may hold instead of a pair ("source target").
+HEADER_WORDS = frozenset(
+    {"source", "target", "src", "trg", "tgt", "word", "words", "translation", "translations"}
+    | {"from", "to", "query", "gold", "lang", "language"}
+)
+
+
+def dictionary_header(
+    dictionary: Mapping[str, Sequence[str]], src_words: Sequence[str], tgt_words: Sequence[str]
+) -> tuple[str, str] | None:
+    """The first entry of ``dictionary`` when it is a header line, not a pair: one
+    translation, both words out of the vocabularies, and both column names
+    (:data:`HEADER_WORDS`) or language codes (``en de``). Otherwise None."""
+    from xlalign.core.languages import LANGUAGES
+
+    if not dictionary:
+        return None
+    src, golds = next(iter(dictionary.items()))
+    if len(golds) != 1:
+        return None
+    tgt = golds[0]
+    names = {w.lower() for w in (src, tgt)}
+    if not (names <= HEADER_WORDS or all(w.lower() in LANGUAGES for w in (src, tgt))):
+        return None
+    if src in set(src_words) or tgt in set(tgt_words):
+        return None
+    return src, tgt
+
+
+def without_header(
+    dictionary: dict[str, list[str]], src_words: Sequence[str], tgt_words: Sequence[str]
+) -> tuple[dict[str, list[str]], tuple[str, str] | None]:
+    """``dictionary`` less a header line (:func:`dictionary_header`), which is not a query."""
+    header = dictionary_header(dictionary, src_words, tgt_words)
+    if header is None:
+        return dictionary, None
+    log.warning("dictionary line %r is a header, not a pair: not a query", " ".join(header))
+    return {k: v for k, v in dictionary.items() if k != header[0]}, header
+
+
 @dataclass(frozen=True)
 class BLIResult:
     """Scores of one BLI run and what they were computed over."""
@@ -93,7 +133,9 @@ class BLIResult:
     total: int  # source words in the dictionary
     retrieval: str  # "nn" or "csls"
     mrr: float = 0.0  # mean reciprocal rank of the best-ranked gold translation
-    csls_k: int | None = None  # neighbourhood size of CSLS (None for "nn")
+    csls_k: int | None = None  # neighbourhood size CSLS used (None for "nn")
+    #: the size asked for, when larger than a vocabulary and so capped to ``csls_k``
+    csls_k_asked: int | None = None
     oov: str = "skip"  # OOV policy: "skip" (MUSE) or "miss"
     pairs_total: int = 0  # distinct (source, target) pairs in the dictionary
     pairs_in_vocab: int = 0  # pairs with both words in the vocabularies
@@ -123,6 +165,7 @@ class BLIResult:
             mrr=self.mrr,
             retrieval=self.retrieval,
             csls_k=self.csls_k,
+            **({} if self.csls_k_asked is None else {"csls_k_asked": self.csls_k_asked}),
             oov=self.oov,
             evaluated=self.evaluated,
             total=self.total,
@@ -344,9 +387,19 @@ def evaluate_bli(
     tgt = unit_rows(tgt_vecs, dev)
     rows = torch.as_tensor(plan.queries, dtype=torch.long, device=dev)
     r_t = r_s = None
+    csls_k_used = min(csls_k, len(src_words), len(tgt_words))
     if retrieval == "csls":
+        if csls_k_used < csls_k:
+            log.warning(
+                "csls_k %d is larger than a vocabulary (%d source, %d target words); "
+                "using %d neighbours",
+                csls_k,
+                len(src_words),
+                len(tgt_words),
+                csls_k_used,
+            )
         r_t, r_s = csls_penalties(
-            src, tgt, csls_k, src_rows=rows, batch_size=batch_size, progress=progress
+            src, tgt, csls_k_used, src_rows=rows, batch_size=batch_size, progress=progress
         )
     # Gold rows padded with the first gold (a repeat does not change the best gold score).
     width = max(len(g) for g in plan.golds)
@@ -373,7 +426,8 @@ def evaluate_bli(
         total=len(dictionary),
         retrieval=retrieval,
         mrr=mrr,
-        csls_k=csls_k if retrieval == "csls" else None,
+        csls_k=csls_k_used if retrieval == "csls" else None,
+        csls_k_asked=csls_k if retrieval == "csls" and csls_k_used < csls_k else None,
         oov=oov,
         pairs_total=plan.pairs_total,
         pairs_in_vocab=plan.pairs_in_vocab,
@@ -430,7 +484,7 @@ def bli_direction(
     """
     if not read_pairs(dictionary):
         return {"skipped": f"{dictionary} is empty"}
-    dic = read_dictionary(dictionary)
+    dic, header = without_header(read_dictionary(dictionary), query[0], target[0])
     src_set, tgt_set = set(query[0]), set(target[0])
     if not any(s in src_set and any(t in tgt_set for t in ts) for s, ts in dic.items()):
         # Explicit policy: no pair in vocabulary -> no number (whatever `oov`), with the reason.
@@ -440,6 +494,8 @@ def bli_direction(
             f"in the vocabularies",
         }
     out: dict[str, Any] = {"dictionary": str(dictionary), "queries": " ".join(dic)}
+    if header is not None:
+        out["header_skipped"] = " ".join(header)
     for retrieval in retrievals:
         res = evaluate_bli(
             *query,

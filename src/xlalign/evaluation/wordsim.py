@@ -863,13 +863,17 @@ def wordsim_record(
     datasets: Sequence[tuple[str, Any]],
     out_path: PathLike,
     compose: bool = False,
+    require_covered: bool = False,
 ) -> dict[str, Any]:
     """Word similarity of one space (all its languages) on labelled datasets.
 
     ``spaces`` maps a language to its file; ``datasets`` are (label,
     :class:`WordSimDataset`) pairs. A dataset whose languages are not all in ``spaces``, or
     with fewer than 3 pairs, is listed under ``skipped`` with the reason instead of a
-    number. With ``compose`` every label gets :data:`COMPOSED_SUFFIX`.
+    number. With ``compose`` every label gets :data:`COMPOSED_SUFFIX`. With
+    ``require_covered`` (``xlalign wordsim``), a record where no dataset has a pair the
+    space covers raises :class:`InputError` naming the datasets and spaces, and nothing is
+    written.
     """
     loaded: dict[str, Space] = {}
     results: list[dict[str, Any]] = []
@@ -899,6 +903,14 @@ def wordsim_record(
                 "task": "monolingual" if len(langs) == 1 else "cross-lingual",
                 "languages": langs,
             }
+        )
+    if require_covered and not any(r["found"] for r in results):
+        why = "; ".join(f"{s['dataset']}: {s['reason']}" for s in skipped)
+        names = ", ".join(str(ds.source or ds.name) for _, ds in datasets)
+        where = ", ".join(f"{lang}={path}" for lang, path in spaces.items())
+        raise InputError(
+            f"nothing to score: no pair of {names} is covered by the spaces ({where})"
+            + (f"; {why}" if why else "")
         )
     record = {
         "space": space_name,
