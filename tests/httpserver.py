@@ -14,6 +14,10 @@ Faults, per path (all optional, combinable):
   ``truncate_times`` successful responses, announce the full length but send only the
   first ``truncate_at`` bytes of the body, then close the connection.
 - ``"ignore_range": True``: answer 200 with the whole body even when a Range is asked.
+- ``"stall": float`` with ``"stall_at": int | None`` and ``"stall_times": int`` (default
+  1): for the first ``stall_times`` requests, go silent for ``stall`` seconds (before the
+  status line when ``stall_at`` is None, else after ``stall_at`` bytes of the body), then
+  close the connection without sending the rest; a stalled server, for client timeouts.
 - ``"headers": dict[str, str]``: extra response headers.
 
 Paths are matched without their query string; unknown paths answer 404. Every request is
@@ -30,6 +34,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -126,6 +131,14 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
             path, query = parts.path, parts.query
             fault = server.faults.get(path, {})
             extra = dict(fault.get("headers", {}))
+            stall = fault.get("stall") is not None and server._bump(path, "stall") < int(
+                fault.get("stall_times", 1)
+            )
+            if stall and fault.get("stall_at") is None:
+                self._log(path, query, 0)  # 0: no answer
+                time.sleep(float(fault["stall"]))
+                self.close_connection = True
+                return
 
             if "status" in fault:
                 times = fault.get("times")
@@ -173,10 +186,16 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(body)))
             if status == 206:
                 self.send_header("Content-Range", f"bytes {start}-{end}/{total}")
-            if truncate:
+            if truncate or stall:
                 self.send_header("Connection", "close")
             self.end_headers()
             if not send_body:
+                return
+            if stall:
+                self.wfile.write(body[: int(fault["stall_at"])])
+                self.wfile.flush()
+                time.sleep(float(fault["stall"]))
+                self.close_connection = True
                 return
             if truncate:
                 self.wfile.write(body[: int(truncate_at)])

@@ -1,5 +1,5 @@
-"""A job that starts again removes the temporaries a killed earlier run left beside its
-outputs (xlalign.workflow.jobscript.job_logging), and nothing else."""
+"""Job start and job logs: a job that starts again removes the temporaries a killed earlier
+run left beside its outputs (and nothing else); credentials in logged URLs are masked."""
 
 from __future__ import annotations
 
@@ -59,3 +59,21 @@ def test_job_without_outputs(tmp_path: Path) -> None:
     with job_logging(smk) as log:
         log.info("fine")
     assert "fine" in (tmp_path / "job.log").read_text()
+
+
+def test_job_log_masks_credentials_in_urls(tmp_path: Path) -> None:
+    import logging
+
+    import pytest
+
+    from xlalign.workflow.jobscript import job_logging
+
+    smk = SimpleNamespace(log=[str(tmp_path / "job.log")], threads=1, rule="r", wildcards={})
+    with pytest.raises(RuntimeError), job_logging(smk) as log:
+        log.info("fetching https://bob:pw123@h/x?token=tok456&lang=de")
+        logging.getLogger("urllib3").warning('"GET /x?X-Amz-Signature=sig789 HTTP/1.1" 200')
+        raise RuntimeError("failed: https://h/y?api_key=key000")
+    text = (tmp_path / "job.log").read_text()
+    for secret in ("pw123", "tok456", "sig789", "key000"):
+        assert secret not in text
+    assert "https://bob:***@h/x?token=***&lang=de" in text

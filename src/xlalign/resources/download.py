@@ -25,7 +25,7 @@ import tarfile
 import time
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote, unquote, urlsplit
@@ -36,21 +36,22 @@ import urllib3
 from tqdm import tqdm
 
 from xlalign.core.errors import DownloadError, InputError
-from xlalign.core.io import PathLike, atomic_dir, write_json
+from xlalign.core.io import PathLike, atomic_dir, fsync_path, redact_url, write_json
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 MANIFEST_NAME = "xlalign-download.json"
-_MAX_RETRY_AFTER = 300.0
+#: The longest wait between two tries (exponential back-off and ``Retry-After`` alike).
+MAX_DELAY = 300.0
 
 
 class HTTPStatusError(DownloadError):
     """The server answered with an HTTP status that is not worth retrying."""
 
     def __init__(self, url: str, status: int, reason: str = "") -> None:
-        self.url = url
+        self.url = url = redact_url(url)
         self.status = status
         detail = f" {reason}" if reason else ""
         super().__init__(f"{url}: HTTP {status}{detail}")
@@ -82,7 +83,7 @@ def _retry_after(resp: requests.Response) -> float | None:
     if value is None:
         return None
     try:
-        return min(max(float(value), 0.0), _MAX_RETRY_AFTER)
+        return min(max(float(value), 0.0), MAX_DELAY)
     except ValueError:
         return None
 
@@ -96,21 +97,39 @@ def _check_status(url: str, resp: requests.Response) -> None:
         raise HTTPStatusError(url, status, resp.reason or "")
 
 
-def _with_retries(url: str, attempt: Callable[[], T], *, retries: int, backoff: float) -> T:
-    """Call ``attempt`` until it succeeds, retrying :class:`_Transient` failures."""
-    retries = max(retries, 0)
-    for n in range(retries + 1):
+def backoff_delays(retries: int, backoff: float, max_delay: float = MAX_DELAY) -> list[float]:
+    """The waits before each retry: ``backoff`` doubled after every failure, capped."""
+    return [min(backoff * (2**n), max_delay) for n in range(max(retries, 0))]
+
+
+def _with_retries(
+    url: str,
+    attempt: Callable[[], T],
+    *,
+    retries: int,
+    backoff: float,
+    max_delay: float = MAX_DELAY,
+) -> T:
+    """Call ``attempt`` until it succeeds, retrying :class:`_Transient` failures after
+    exponentially growing waits (a server's ``Retry-After`` when longer, both capped at
+    ``max_delay``)."""
+    shown = redact_url(url)
+    delays = backoff_delays(retries, backoff, max_delay)
+    for n in range(len(delays) + 1):
         try:
             return attempt()
         except _Transient as exc:
-            if n >= retries:
+            why = redact_url(str(exc))
+            if n >= len(delays):
                 raise DownloadError(
-                    f"{url}: giving up after {n + 1} attempt(s); last error: {exc}"
+                    f"{shown}: giving up after {n + 1} attempt(s); last error: {why}"
                 ) from exc
-            delay = backoff * (2**n)
+            delay = delays[n]
             if exc.retry_after is not None:
-                delay = max(delay, exc.retry_after)
-            logger.warning("%s: %s; retry %d of %d in %.2f s", url, exc, n + 1, retries, delay)
+                delay = min(max(delay, exc.retry_after), max_delay)
+            logger.warning(
+                "%s: %s; retry %d of %d in %.2f s", shown, why, n + 1, len(delays), delay
+            )
             time.sleep(delay)
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -181,7 +200,7 @@ def _http_attempt(
                         f"partial file has {offset} bytes but the server has {total}; "
                         "restarting from zero"
                     )
-                logger.info("%s: already complete in %s (%d bytes)", url, part, offset)
+                logger.info("%s: already complete in %s (%d bytes)", redact_url(url), part, offset)
                 return
             _check_status(url, resp)
 
@@ -200,7 +219,7 @@ def _http_attempt(
                 if offset:
                     logger.warning(
                         "%s: server ignored the Range request (HTTP %d); restarting from zero",
-                        url,
+                        redact_url(url),
                         resp.status_code,
                     )
                 offset = 0
@@ -212,7 +231,7 @@ def _http_attempt(
                 part.open(mode) as out,
                 _byte_bar(total, desc, progress, initial=offset) as bar,
             ):
-                for chunk in resp.raw.stream(chunk_size, decode_content=False):
+                for chunk in _body_chunks(resp, chunk_size):
                     out.write(chunk)
                     received += len(chunk)
                     bar.update(len(chunk))
@@ -220,6 +239,18 @@ def _http_attempt(
                 raise _Transient(f"short read: got {received} of {expected} bytes")
     except _NETWORK_ERRORS as exc:
         raise _Transient(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _body_chunks(resp: requests.Response, chunk_size: int) -> Iterator[bytes]:
+    """The raw (still compressed) body in pieces of at most ``chunk_size`` bytes, each
+    yielded as soon as it arrived, so that a server stalling mid-file loses no byte
+    already received (the resumed request starts after it)."""
+    read1 = getattr(resp.raw, "read1", None)
+    if read1 is None:  # pragma: no cover - urllib3 < 2
+        yield from resp.raw.stream(chunk_size, decode_content=False)
+        return
+    while chunk := read1(chunk_size, decode_content=False):
+        yield chunk
 
 
 def _byte_bar(total: int | None, desc: str, progress: bool, *, initial: int = 0) -> tqdm:
@@ -240,10 +271,10 @@ def _copy_local(url: str, part: Path, *, chunk_size: int, progress: bool, desc: 
     """Copy the file behind a ``file://`` URL into ``part``."""
     parts = urlsplit(url)
     if parts.netloc not in ("", "localhost"):
-        raise DownloadError(f"{url}: file:// URLs must point at this machine")
+        raise DownloadError(f"{redact_url(url)}: file:// URLs must point at this machine")
     source = Path(url2pathname(unquote(parts.path)))
     if not source.is_file():
-        raise DownloadError(f"{url}: local file {source} not found")
+        raise DownloadError(f"{redact_url(url)}: local file {source} not found")
     size = source.stat().st_size
     with (
         source.open("rb") as src,
@@ -264,6 +295,7 @@ def download(
     retries: int = 5,
     timeout: float = 60,
     backoff: float = 1.0,
+    max_delay: float = MAX_DELAY,
     chunk_size: int = 1 << 20,
     progress: bool = True,
     session: requests.Session | None = None,
@@ -272,11 +304,20 @@ def download(
     """Fetch ``url`` into ``dest``, resuming, retrying and verifying; return ``dest``.
 
     The body goes to ``dest`` + ``.part`` and is renamed onto ``dest`` only after the
-    optional checksums match, so ``dest`` is either absent or complete. An existing
-    ``dest`` that matches the checksums (or any existing ``dest`` when none are given) is
-    returned without a request. ``file://`` URLs are copied with the same guarantees.
+    optional checksums match (and the bytes are synced to disk), so ``dest`` is either
+    absent or complete. A dropped connection or a short body is resumed with a ``Range``
+    request; connection errors, timeouts (``timeout`` seconds without a byte), 408, 429
+    and 5xx answers are retried ``retries`` times after waits of ``backoff`` seconds,
+    doubled each time and capped at ``max_delay`` (a server's ``Retry-After`` when
+    longer); other 4xx answers fail at once. A file that fails its checksum is deleted
+    (when it was resumed from an earlier ``.part``, it is fetched once more from zero
+    first). An existing ``dest`` that matches the checksums (or any existing ``dest``
+    when none are given) is returned without a request. ``file://`` URLs are copied with
+    the same guarantees. URLs are shown with their credentials masked
+    (:func:`xlalign.core.io.redact_url`).
     """
     target = Path(dest)
+    shown = redact_url(url)
     expected = _expected(sha256, md5)
     if target.is_file():
         bad = _mismatches(target, expected)
@@ -296,12 +337,16 @@ def download(
     desc = target.name
     scheme = urlsplit(url).scheme.lower()
 
-    if scheme == "file":
-        _copy_local(url, part, chunk_size=chunk_size, progress=progress, desc=desc)
-    elif scheme in ("http", "https"):
-        own_session = session is None
-        sess = session if session is not None else requests.Session()
-        try:
+    if scheme not in ("file", "http", "https"):
+        raise DownloadError(f"{shown}: unsupported URL scheme {scheme!r}; expected http(s) or file")
+    own_session = session is None and scheme != "file"
+    sess = requests.Session() if own_session else session
+
+    def fetch() -> None:
+        if scheme == "file":
+            _copy_local(url, part, chunk_size=chunk_size, progress=progress, desc=desc)
+        else:
+            assert sess is not None
             _with_retries(
                 url,
                 lambda: _http_attempt(
@@ -316,20 +361,34 @@ def download(
                 ),
                 retries=retries,
                 backoff=backoff,
+                max_delay=max_delay,
             )
-        finally:
-            if own_session:
-                sess.close()
-    else:
-        raise DownloadError(f"{url}: unsupported URL scheme {scheme!r}; expected http(s) or file")
 
-    bad = _mismatches(part, expected)
+    try:
+        resumed = part.is_file() and part.stat().st_size > 0
+        fetch()
+        bad = _mismatches(part, expected)
+        if bad and resumed:
+            logger.warning(
+                "%s: the file resumed from %s fails its %s check; fetching it again from zero",
+                shown,
+                part,
+                bad[0][0],
+            )
+            part.unlink(missing_ok=True)
+            fetch()
+            bad = _mismatches(part, expected)
+    finally:
+        if own_session and sess is not None:
+            sess.close()
     if bad:
         part.unlink(missing_ok=True)
         detail = "; ".join(f"expected {a} {exp}, got {act}" for a, exp, act in bad)
-        raise DownloadError(f"{url}: checksum mismatch for {target}: {detail}")
+        raise DownloadError(f"{shown}: checksum mismatch for {target}: {detail}")
+    fsync_path(part)
     os.replace(part, target)
-    logger.info("%s: saved to %s", url, target)
+    fsync_path(target.parent)
+    logger.info("%s: saved to %s", shown, target)
     return target
 
 
@@ -387,6 +446,7 @@ def _get_json(
     timeout: float,
     retries: int,
     backoff: float,
+    max_delay: float = MAX_DELAY,
 ) -> Any:
     def attempt() -> Any:
         try:
@@ -396,9 +456,9 @@ def _get_json(
         except _NETWORK_ERRORS as exc:
             raise _Transient(f"{type(exc).__name__}: {exc}") from exc
         except ValueError as exc:  # JSON decoding
-            raise DownloadError(f"{url}: expected a JSON answer ({exc})") from exc
+            raise DownloadError(f"{redact_url(url)}: expected a JSON answer ({exc})") from exc
 
-    return _with_retries(url, attempt, retries=retries, backoff=backoff)
+    return _with_retries(url, attempt, retries=retries, backoff=backoff, max_delay=max_delay)
 
 
 def _manifest_is_current(dest: Path, repo_id: str, sha: str, files: list[str]) -> bool:
@@ -454,18 +514,19 @@ def download_huggingface_model(
                 timeout=float(download_kwargs.get("timeout", 60)),
                 retries=int(download_kwargs.get("retries", 5)),
                 backoff=float(download_kwargs.get("backoff", 1.0)),
+                max_delay=float(download_kwargs.get("max_delay", MAX_DELAY)),
             )
         except HTTPStatusError as exc:
             if exc.status in (401, 403, 404):
                 raise DownloadError(
                     f"Hugging Face model {repo_id!r} (revision {revision!r}) was not found "
-                    f"at {base} (HTTP {exc.status}); check the repo id, or pass a token "
-                    "for a private or gated model"
+                    f"at {redact_url(base)} (HTTP {exc.status}); check the repo id, or pass a "
+                    "token for a private or gated model"
                 ) from exc
             raise
         if not isinstance(info, dict) or not isinstance(info.get("siblings"), list):
             raise DownloadError(
-                f"{api_url}: expected JSON with a 'siblings' list for model {repo_id!r}"
+                f"{redact_url(api_url)}: expected JSON with a 'siblings' list for model {repo_id!r}"
             )
         sha = str(info.get("sha") or revision)
         siblings = {
@@ -533,7 +594,7 @@ def download_huggingface_model(
                 "repo": repo_id,
                 "revision": revision,
                 "sha": sha,
-                "endpoint": base,
+                "endpoint": redact_url(base),
                 "files": records,
             },
         )

@@ -10,7 +10,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from xlalign.core import interrupt
-from xlalign.core.io import remove_stale_temporaries
+from xlalign.core.io import redact_url, remove_stale_temporaries
+
+
+class _RedactingFormatter(logging.Formatter):
+    """Log lines (tracebacks included) with the credentials in URLs and URIs masked."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact_url(super().format(record))
 
 
 @contextlib.contextmanager
@@ -22,7 +29,8 @@ def job_logging(smk: Any) -> Iterator[logging.Logger]:
     :mod:`xlalign.core.interrupt`: a long job writes its checkpoint and the script exits
     with status 143, so that the re-run resumes. The temporaries a killed earlier run left
     beside the job's outputs are removed first
-    (:func:`xlalign.core.io.remove_stale_temporaries`).
+    (:func:`xlalign.core.io.remove_stale_temporaries`). Credentials in the URLs of
+    logged lines are masked (:func:`xlalign.core.io.redact_url`).
     """
     interrupt.install()
     log_file = str(smk.log[0]) if len(smk.log) else None
@@ -36,7 +44,7 @@ def job_logging(smk: Any) -> Iterator[logging.Logger]:
     sys.stderr = stream
     root = logging.getLogger()
     handler = logging.StreamHandler(stream)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root.addHandler(handler)
     root.setLevel(logging.INFO)
     logging.captureWarnings(True)

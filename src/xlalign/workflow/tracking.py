@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xlalign.core.io import PathLike, read_json, write_json
+from xlalign.core.io import PathLike, read_json, redact_url, write_json
 
 log = logging.getLogger(__name__)
 
@@ -99,14 +99,13 @@ def split_stats(
         if _PER_EXAMPLE.search(key):
             continue
         if isinstance(value, bool) or value is None or isinstance(value, str):
-            params[_clean(key)] = str(value)[:MAX_PARAM_LEN]
+            params[_clean(key)] = redact_url(str(value))[:MAX_PARAM_LEN]
         elif isinstance(value, int | float):
             if math.isfinite(float(value)):
                 metrics[_clean(key)] = float(value)
         else:
-            params[_clean(key)] = json.dumps(value, sort_keys=True, ensure_ascii=False)[
-                :MAX_PARAM_LEN
-            ]
+            text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+            params[_clean(key)] = redact_url(text)[:MAX_PARAM_LEN]
     for name, values in (stats.get("curves") or {}).items():
         curves[_clean(f"curve.{name}")] = [float(v) for v in values]
     return metrics, params, curves
@@ -196,7 +195,8 @@ def mirror(
     from mlflow.tracking import MlflowClient
 
     uri = resolve_uri(uri)
-    summary: dict[str, Any] = {"uri": uri, "experiment": experiment, "children": {}}
+    # The summary names the store without the credentials a URI may hold.
+    summary: dict[str, Any] = {"uri": redact_url(uri), "experiment": experiment, "children": {}}
     with store_lock(_lock_path(uri, summary_path)):
         mlflow.set_tracking_uri(uri)
         client = MlflowClient(uri)
@@ -217,7 +217,10 @@ def mirror(
             parent_id = parent.info.run_id
             client.log_batch(
                 parent_id,
-                params=[Param(_clean(k), str(v)[:MAX_PARAM_LEN]) for k, v in parent_params.items()],
+                params=[
+                    Param(_clean(k), redact_url(str(v))[:MAX_PARAM_LEN])
+                    for k, v in parent_params.items()
+                ],
             )
             summary["parent_created"] = True
         # Tags that may change between re-runs (git revision) are refreshed.
@@ -400,7 +403,12 @@ def mirror_aggregates(
                 continue
             logged.append(folder)
         client.set_terminated(run_id)
-    summary = {"uri": uri, "experiment": experiment, "run_id": run_id, "metrics": len(metrics)}
+    summary = {
+        "uri": redact_url(uri),
+        "experiment": experiment,
+        "run_id": run_id,
+        "metrics": len(metrics),
+    }
     summary["artifacts"] = logged
     write_json(summary_path, summary)
     return summary
