@@ -165,7 +165,8 @@ _KILL = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("row", ["x2s-ma-dcca", "contrastive-strong"])
+# (x2s-ma-dcca: test_pretrain_interrupt.py kills it from outside, SIGKILL and SIGTERM)
+@pytest.mark.parametrize("row", ["contrastive-strong"])
 def test_resume_after_sigkill_equals_an_uninterrupted_run(
     pt_world: dict[str, Any], tmp_path: Path, row: str
 ) -> None:

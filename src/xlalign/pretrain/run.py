@@ -39,6 +39,24 @@ def _file_digest(value: Any) -> Any:
     return value
 
 
+def _content_digest(path: Path) -> list[list[Any]]:
+    """Name, size and SHA-256 of each file of ``path`` (a directory, or one file): the
+    derived-language and meta-pretraining jobs write their freshly initialised encoder
+    again when they start, the same bytes with a new modification time, and must still
+    resume (hashing a few GB of weights takes seconds, once per start)."""
+    import hashlib
+
+    paths = [path] if path.is_file() else sorted(x for x in path.iterdir() if x.is_file())
+    out = []
+    for p in paths:
+        h = hashlib.sha256()
+        with p.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 22), b""):
+                h.update(block)
+        out.append([p.name, p.stat().st_size, h.hexdigest()])
+    return out
+
+
 def run_pretrain(
     row: str,
     *,
@@ -144,7 +162,7 @@ def run_pretrain(
             "objectives": objectives,
             "params": vars(pp),
             "seed": seed,
-            "encoder": _file_digest(str(encoder)),
+            "encoder": _content_digest(encoder),
             "files": _file_digest({k: v for k, v in files.items() if k != "token_dictionary"}),
             "validation_paragraphs": validation_paragraphs,
             "world_size": ctx.world_size,

@@ -18,10 +18,17 @@ from our static embeddings, computing both a language modelling and an alignment
   steps and at the end; the checkpoint with the lowest one is the output (000 Appendix C).
   A run without an MLM-type objective keeps its final step (and skips the head warm-up).
 * **Resuming**: ``work_dir/checkpoint.pt`` (weights, objectives' parameters, optimiser,
-  schedule, gradient scaler, RNG states, history, best step) is rewritten atomically every
-  ``eval_every`` steps; ``work_dir/best.pt`` holds the best weights. A rerun with the same
-  fingerprint resumes and ends with the same weights as an uninterrupted run; a different
-  fingerprint starts afresh. ``work_dir`` is removed on success.
+  schedule, gradient scaler, RNG states, history, best step, the run's fingerprint) is
+  rewritten atomically every ``eval_every`` steps; ``work_dir/best.pt`` holds the best
+  weights. Both are read with ``torch.load(weights_only=True)`` (tensors and plain Python
+  values only: a planted file that would run code is refused with an :class:`InputError`
+  naming it). A rerun with the same fingerprint resumes and ends with the same weights as
+  an uninterrupted run; a different fingerprint starts afresh. ``work_dir`` is removed on
+  success.
+* **SIGTERM** (Slurm pre-emption, :mod:`xlalign.core.interrupt`): the training loop is a
+  checkpointable stretch; after the step in progress, the checkpoint of that step is
+  written and :class:`~xlalign.core.interrupt.Preempted` raised (the job exits 143), so a
+  re-run loses nothing. Under torchrun the ranks agree on the step to stop at.
 * **Devices**: a GPU when torch sees one; ``precision="auto"`` is bf16 where supported,
   else fp16 with a gradient scaler; fp32 on the CPU. Under ``torchrun`` the model and the
   objectives' own parameters are wrapped in one ``DistributedDataParallel``; each rank
@@ -38,6 +45,7 @@ import logging
 import math
 import os
 import shutil
+import signal
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -47,9 +55,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from xlalign.core import interrupt
 from xlalign.core.device import deterministic_algorithms, resolve_device
 from xlalign.core.device import resolve_precision as _resolve_precision
-from xlalign.core.errors import ConfigError
+from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import atomic_dir, atomic_path, write_json
 from xlalign.pretrain.base import Objective
 
@@ -186,6 +195,32 @@ def _set_rng_state(state: Mapping[str, Any], device: torch.device) -> None:
         torch.cuda.set_rng_state(state["cuda"], device)
 
 
+def load_checkpoint(path: Path, device: torch.device | str = "cpu") -> Any:
+    """A checkpoint of this trainer, read safely: ``torch.load(weights_only=True)`` (torch's
+    restricted unpickler: tensors, dicts, lists and plain numbers, never an arbitrary
+    object, so a planted file cannot run code). An :class:`InputError` names a file that
+    is not one."""
+    try:
+        return torch.load(path, map_location=device, weights_only=True)
+    except Exception as exc:  # pickle.UnpicklingError, RuntimeError of a bad archive...
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(
+            f"{path}: not a pre-training checkpoint that can be read safely (weights only); "
+            f"remove it to start afresh ({first})"
+        ) from exc
+
+
+def _stop_requested(world: int, device: torch.device) -> bool:
+    """Whether a SIGTERM asks this run to stop after this step (every rank agrees: one
+    that got the signal stops them all)."""
+    stop = interrupt.requested() is not None
+    if world > 1:
+        flag = torch.tensor([int(stop)], device=device)
+        torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
+        stop = bool(flag.item())
+    return stop
+
+
 def _batch_tokens(batch: Any) -> int:
     """Non-padding tokens a batch feeds the encoder (for tokens/s)."""
     if isinstance(batch, dict) and "attention_mask" in batch:
@@ -282,8 +317,19 @@ def train(
     pending: dict[str, Any] = {"sums": {}, "n": 0}
     warm = {"first": None, "last": None}
     resumed_from = None
-    if ckpt_path.is_file():
-        state = torch.load(ckpt_path, map_location=device, weights_only=False)
+    state = load_checkpoint(ckpt_path, device) if ckpt_path.is_file() else None
+    if state is not None and (
+        not isinstance(state, dict)
+        or state.get("fingerprint") != digest
+        or not 0 < int(state.get("step", 0)) < params.steps
+    ):
+        # a checkpoint written for other settings (copied in, or of an older version)
+        log.warning("%s: a checkpoint of another run; starting afresh", ckpt_path)
+        state = None
+        if is_main:
+            ckpt_path.unlink(missing_ok=True)
+            best_path.unlink(missing_ok=True)
+    if state is not None:
         joint.load_state_dict(state["joint"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
@@ -327,6 +373,7 @@ def train(
         with atomic_path(ckpt_path) as tmp:
             torch.save(
                 {
+                    "fingerprint": digest,
                     "joint": joint.state_dict(),
                     "optimizer": optimizer.state_dict(),
                     "scheduler": scheduler.state_dict(),
@@ -366,7 +413,7 @@ def train(
     )
     sums: dict[str, float] = dict(pending["sums"])
     n_logged = int(pending["n"])
-    with deterministic_algorithms():
+    with deterministic_algorithms(), interrupt.checkpointable():
         if start == 0 and select_on_mlm:
             evaluate(0)
         for step in bar:
@@ -429,9 +476,17 @@ def train(
                     save_checkpoint(done)
             if on_step is not None:
                 on_step(done)
+            if done < params.steps and _stop_requested(world, device):
+                if done % params.eval_every:
+                    save_checkpoint(done)
+                log.warning("stopping at step %d (SIGTERM): checkpoint %s", done, ckpt_path)
+                if world > 1:
+                    torch.distributed.barrier()
+                interrupt.raise_if_requested(f"pre-training checkpointed at step {done}")
+                raise interrupt.Preempted(signal.SIGTERM, f"another rank, step {done}")
     seconds = time.perf_counter() - t0
     if select_on_mlm and best["step"] is not None and best["step"] != params.steps:
-        model.load_state_dict(torch.load(best_path, map_location=device, weights_only=True))
+        model.load_state_dict(load_checkpoint(best_path, device))
     selected = best["step"] if select_on_mlm else params.steps
     return {
         "steps": params.steps,
