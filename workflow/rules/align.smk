@@ -79,6 +79,10 @@ rule map_space:
             if config["align"]["dictionary"]["source"] == "file"
             else "report"
         ),
+        # Self-learning's checkpoint, beside the outputs (not one: kept when the job fails).
+        checkpoint=lambda wc: wp.sidecar(
+            output_path(rules.map_space, "npy", **dict(wc.items())), ".checkpoint"
+        ),
     script:
         "../scripts/map_space.py"
 
@@ -153,6 +157,10 @@ rule map_unsupervised:
         hub=HUB,
         induce=config["align"]["induce"],
         degenerate=config["align"]["degenerate_dictionary"],
+        checkpoint=lambda wc: wp.sidecar(
+            output_path(rules.map_unsupervised, "npy", **dict(wc.items())),
+            ".checkpoint",
+        ),
     script:
         "../scripts/map_unsupervised.py"
 

@@ -10,6 +10,7 @@ with job_logging(snakemake):
     out, p = snakemake.output, snakemake.params
     vocab = read_vocab(snakemake.input.vocab)
     start = time.perf_counter()
+    resume = {}
     vectors = aggregate_vectors(
         snakemake.input.txt,
         vocab,
@@ -23,6 +24,8 @@ with job_logging(snakemake):
         threads=snakemake.threads,
         language=snakemake.wildcards.lang,
         missing="zero",
+        checkpoint_dir=snakemake.params.checkpoint,
+        stats_out=resume,
     )
     save_aggregated(
         vocab.words,
@@ -36,6 +39,8 @@ with job_logging(snakemake):
             "max_contexts": p.max_contexts,
             "seed": int(snakemake.wildcards.seed),
             "seconds": time.perf_counter() - start,
+            # resumed_from_chunk and chunks only when resumed (otherwise as before)
+            **({} if resume["resumed_from_chunk"] is None else resume),
         },
         language=snakemake.wildcards.lang,
     )

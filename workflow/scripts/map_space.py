@@ -17,6 +17,7 @@ with job_logging(snakemake):
         out_stem=snakemake.output.npy,
         stats_path=snakemake.output.stats,
         pair_path=snakemake.output.pair,
+        checkpoint_dir=snakemake.params.checkpoint,
         empty=snakemake.params.empty,
         degenerate=snakemake.params.degenerate,
         heldout=snakemake.params.heldout,

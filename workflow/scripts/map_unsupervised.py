@@ -19,6 +19,7 @@ with job_logging(snakemake):
         out_stem=snakemake.output.npy,
         stats_path=snakemake.output.stats,
         pair_path=snakemake.output.pair,
+        checkpoint_dir=snakemake.params.checkpoint,
         degenerate=snakemake.params.degenerate,
         max_words=ind["max_words"] if fasttext else None,
         lowercase=ind["lowercase"] and fasttext,

@@ -8,6 +8,11 @@ step boundary, writes its checkpoint and raises :class:`Preempted`. Outside such
 (and on a second SIGTERM inside one) the signal raises :class:`Preempted` at once, so the
 ``atomic_path`` writers still remove their temporaries on the way out.
 
+:func:`checkpoint_if_requested` is the usual poll (save, then raise). A job whose
+checkpoint is already on disk at every instant (finished shards or chunks, each written
+atomically) needs no region: the exception raised at once stops it, and the ``finally``
+blocks and atomic writers tidy up on the way out.
+
 :func:`install` puts the handler in place (job scripts and the CLI call it at start);
 :data:`EXIT_STATUS` is the exit status of a pre-empted job (128 + 15, as a plain SIGTERM).
 """
@@ -17,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 
 #: Exit status of a job stopped by SIGTERM (the shell's convention, 128 + signal number).
@@ -27,7 +32,7 @@ _SIGNALS = (signal.SIGTERM,)
 _state = {"requested": None, "depth": 0, "installed": False}
 
 
-class Preempted(BaseException):  # noqa: N818 - a signal, like KeyboardInterrupt
+class Preempted(BaseException):  # a signal, like KeyboardInterrupt
     """The job was asked to stop (SIGTERM); raised after its checkpoint was written.
 
     A ``BaseException`` like :class:`KeyboardInterrupt`, so that ``except Exception``
@@ -67,6 +72,14 @@ def raise_if_requested(where: str = "") -> None:
     signum = requested()
     if signum is not None:
         raise Preempted(signum, where)
+
+
+def checkpoint_if_requested(save: Callable[[], object], where: str = "") -> None:
+    """At a step boundary: when a stop was requested, call ``save`` (write the checkpoint),
+    then raise :class:`Preempted`; otherwise do nothing."""
+    if requested() is not None:
+        save()
+        raise_if_requested(where)
 
 
 @contextlib.contextmanager

@@ -76,8 +76,12 @@ def map_to_hub(
     degenerate: Mapping[str, Any] | None = None,
     heldout: Mapping[str, PathLike] | None = None,
     overlap: str = "report",
+    checkpoint_dir: PathLike | None = None,
 ) -> dict[str, Any]:
     """Map ``language``'s space into the hub's with VecMap and write it in hub coordinates.
+
+    ``checkpoint_dir``: where self-learning keeps its checkpoint, to resume after a kill
+    or SIGTERM (see :mod:`xlalign.mapping.vecmap`).
 
     ``dictionary`` holds ``hub-language`` pairs (hub words first, as the split writes
     them); they are turned round because the language is the source of the mapping. The
@@ -150,13 +154,16 @@ def map_to_hub(
             return _finish(unmapped, None, out_stem, pair_path, stats_path, stats, start)
     where = f"{dictionary or 'no dictionary'}: {hub}-{language}, recipe {recipe!r}"
     kwargs: dict[str, Any] = {"src_words": xw, "trg_words": hw, "dictionary": pairs}
+    resumable = {"checkpoint_dir": checkpoint_dir}
     deg = vecmap.degenerate_dictionary(xv, hv, args, device=device, **kwargs)
     if deg is not None:
         args = _degenerate(deg, where, action, fallback, pairs is not None, stats, seed)
         if args is None:
             return _finish(unmapped, None, out_stem, pair_path, stats_path, stats, start)
     try:
-        mapping = vecmap.map_embeddings(xv, hv, args, device=device, progress=progress, **kwargs)
+        mapping = vecmap.map_embeddings(
+            xv, hv, args, device=device, progress=progress, **kwargs, **resumable
+        )
     except vecmap.DegenerateDictionaryError as exc:
         if not args.self_learning or deg is not None:
             raise
@@ -166,7 +173,9 @@ def map_to_hub(
         args = _degenerate(info, where, action, fallback, pairs is not None, stats, seed)
         if args is None:
             return _finish(unmapped, None, out_stem, pair_path, stats_path, stats, start)
-        mapping = vecmap.map_embeddings(xv, hv, args, device=device, progress=progress, **kwargs)
+        mapping = vecmap.map_embeddings(
+            xv, hv, args, device=device, progress=progress, **kwargs, **resumable
+        )
     out = (xw, np.asarray(vecmap.to_hub(mapping, xv), dtype=np.float32))
     stats.update(mapped=True, role="mapped", vecmap=mapping.stats)
     if mapping.stats.get("objective"):

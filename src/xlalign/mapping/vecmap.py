@@ -24,6 +24,15 @@ follows the tool step by step; what differs is said where it happens:
 * ``sqrt(X X^T)`` for the unsupervised initialisation comes from the d x d
   eigendecomposition of ``X^T X`` rather than an SVD of X (the same matrix, cheaper).
 
+**Resuming.** With ``checkpoint_dir``, self-learning writes its state at iteration
+boundaries every ``checkpoint_seconds`` (``vecmap.npz``: the current dictionary, the
+dropout generator's state, the iteration, the keep probability, the best objective and
+the curves so far, and a fingerprint of both spaces, the words, the options and the seed
+dictionary). A re-run with the same inputs resumes there (a checkpoint of other inputs is
+ignored with a warning) and ends with the same mapping as an uninterrupted run; SIGTERM
+(see :mod:`xlalign.core.interrupt`) writes the checkpoint at the end of the iteration
+under way and stops. The checkpoint is removed when the mapping is done.
+
 Kept as in the tool: a dropped similarity is set to 0 (not to minus infinity), and the
 final dictionary is the concatenation of both directions (pairs may repeat).
 
@@ -40,20 +49,25 @@ checks use without importing torch; they are re-exported here.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import logging
 import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Mapping as AbcMapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
+from xlalign.core import interrupt
 from xlalign.core.device import resolve_device
 from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.io import PathLike, atomic_open
 from xlalign.mapping.recipes import RECIPES, VecMapArgs, check_steps, recipe_args
 
 log = logging.getLogger(__name__)
@@ -640,6 +654,64 @@ def _min_total_iterations(done: int, since: int, keep_prob: float, args: VecMapA
     return min(total, args.max_iterations) if args.max_iterations else total
 
 
+CHECKPOINT_FILE = "vecmap.npz"
+_CHECKPOINT_FORMAT = 1
+
+
+def _fingerprint(
+    x: np.ndarray,
+    z: np.ndarray,
+    args: VecMapArgs,
+    src_words: Sequence[str],
+    trg_words: Sequence[str],
+    device: torch.device,
+    seed_pairs: tuple[torch.Tensor, torch.Tensor] | None,
+) -> str:
+    """SHA-256 of what self-learning depends on (not the batch size, which only sets memory)."""
+    h = hashlib.sha256()
+    options = {k: v for k, v in asdict(args).items() if k != "batch_size"}
+    h.update(json.dumps({"format": _CHECKPOINT_FORMAT, "args": options}, sort_keys=True).encode())
+    h.update(device.type.encode())
+    for words in (src_words, trg_words):
+        h.update("\n".join(words).encode() + b"\0")
+    for arr in (x, z):
+        h.update(str((arr.dtype.str, arr.shape)).encode())
+        h.update(np.ascontiguousarray(arr).data)
+    if seed_pairs is not None:
+        for t in seed_pairs:
+            h.update(t.cpu().numpy().astype(np.int64).tobytes() + b"\0")
+    return h.hexdigest()
+
+
+def _save_checkpoint(path: Path, state: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    with interrupt.checkpointable(), atomic_open(path, "wb") as fh:
+        np.savez(fh, state=np.array(json.dumps(state, sort_keys=True)), **arrays)
+
+
+def _load_checkpoint(
+    path: Path, fingerprint: str
+) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
+    for stale in path.parent.glob(f".{path.name}.*"):  # a writer killed mid-save
+        stale.unlink(missing_ok=True)
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            state = json.loads(str(z["state"]))
+            arrays = {k: np.array(z[k]) for k in ("src_idx", "trg_idx", "generator")}
+    except Exception as exc:  # an unreadable checkpoint only costs the work done so far
+        log.warning("%s: unreadable checkpoint (%s); starting afresh", path, exc)
+        return None
+    if state.get("format") != _CHECKPOINT_FORMAT or state.get("fingerprint") != fingerprint:
+        log.warning(
+            "%s: checkpoint is for other spaces, options or dictionary; ignoring it and "
+            "starting afresh",
+            path,
+        )
+        return None
+    return state, arrays
+
+
 def map_embeddings(
     x: np.ndarray,
     z: np.ndarray,
@@ -650,8 +722,13 @@ def map_embeddings(
     dictionary: Iterable[tuple[str, str]] | AbcMapping[str, Iterable[str]] | None = None,
     device: Any = None,
     progress: bool = True,
+    checkpoint_dir: PathLike | None = None,
+    checkpoint_seconds: float = 60.0,
 ) -> Mapping:
     """Map source ``x`` and target ``z`` (raw, rows in frequency order) as VecMap does.
+
+    ``checkpoint_dir``: where self-learning keeps its checkpoint (see the module
+    docstring; the stats then say ``resumed_from_iteration`` when it resumed).
 
     ``dictionary``: (source word, target word) pairs, or a word -> translations mapping
     as :func:`xlalign.evaluation.bli.read_dictionary` returns, for ``init="dictionary"``; pairs with
@@ -686,9 +763,24 @@ def map_embeddings(
     _check_zero_after(zt, trg_words, "target", args.normalize)
 
     stats: dict[str, Any] = {"recipe": args.recipe, "args": asdict(args), "device": str(dev)}
-    src_idx, trg_idx = _seed_dictionary(xt, zt, args, src_words, trg_words, dictionary, stats)
-    stats["seed_pairs"] = len(src_idx)
-    stats["init_seconds"] = time.perf_counter() - t_start
+    ckpt = (
+        Path(checkpoint_dir) / CHECKPOINT_FILE
+        if checkpoint_dir is not None and args.self_learning
+        else None
+    )
+    resume = None
+    fingerprint = ""
+    if ckpt is not None and args.init == "unsupervised":  # the costly seed: try to skip it
+        fingerprint = _fingerprint(x, z, args, src_words, trg_words, dev, None)
+        resume = _load_checkpoint(ckpt, fingerprint)
+    if resume is None:
+        src_idx, trg_idx = _seed_dictionary(xt, zt, args, src_words, trg_words, dictionary, stats)
+        stats["seed_pairs"] = len(src_idx)
+        stats["init_seconds"] = time.perf_counter() - t_start
+        if ckpt is not None and args.init != "unsupervised":
+            seed = (src_idx, trg_idx)
+            fingerprint = _fingerprint(x, z, args, src_words, trg_words, dev, seed)
+            resume = _load_checkpoint(ckpt, fingerprint)
 
     src_size = (
         x.shape[0] if args.vocabulary_cutoff <= 0 else min(x.shape[0], args.vocabulary_cutoff)
@@ -707,10 +799,52 @@ def map_embeddings(
     objectives: list[float] = []
     keep_probs: list[float] = []
     seconds: list[float] = []
+    if resume is not None:
+        state, arrays = resume
+        as_idx = lambda a: torch.as_tensor(a, dtype=torch.long, device=dev)  # noqa: E731
+        src_idx, trg_idx = as_idx(arrays["src_idx"]), as_idx(arrays["trg_idx"])
+        assert inducer is not None
+        inducer.generator.set_state(torch.from_numpy(arrays["generator"]))
+        it, last_improvement = int(state["it"]), int(state["last_improvement"])
+        keep_prob, best_objective = float(state["keep_prob"]), float(state["best_objective"])
+        objectives, keep_probs = list(state["objectives"]), list(state["keep_probs"])
+        seconds = list(state["seconds"])
+        stats = state["stats"]
+        stats["resumed_from_iteration"] = it
+        log.info("%s: resuming self-learning at iteration %d", ckpt, it)
+    last_save = time.monotonic()
+
+    def save() -> None:
+        nonlocal last_save
+        if ckpt is None:
+            return
+        assert inducer is not None
+        state = {
+            "format": _CHECKPOINT_FORMAT,
+            "fingerprint": fingerprint,
+            "it": it,
+            "last_improvement": last_improvement,
+            "keep_prob": keep_prob,
+            "best_objective": best_objective,
+            "objectives": objectives,
+            "keep_probs": keep_probs,
+            "seconds": seconds,
+            "stats": stats,
+        }
+        arrays = {
+            "src_idx": src_idx.cpu().numpy(),
+            "trg_idx": trg_idx.cpu().numpy(),
+            "generator": inducer.generator.get_state().numpy(),
+        }
+        _save_checkpoint(ckpt, state, arrays)
+        last_save = time.monotonic()
+        log.debug("%s: checkpoint before iteration %d", ckpt, it)
+
     bar = tqdm(
         desc="vecmap self-learning",
         unit="it",
-        total=_min_total_iterations(0, 0, keep_prob, args),
+        initial=len(objectives),
+        total=max(len(objectives), _min_total_iterations(0, 0, keep_prob, args)),
         disable=not (progress and args.self_learning),
         dynamic_ncols=True,
     )
@@ -764,8 +898,16 @@ def map_embeddings(
             bar.set_postfix(objective=f"{objective:.4f}", keep=f"{keep_prob:.2f}", refresh=False)
             bar.update(1)
             it += 1
+            if ckpt is not None:
+                if time.monotonic() - last_save >= checkpoint_seconds:
+                    save()
+                interrupt.checkpoint_if_requested(save, f"vecmap, checkpoint {ckpt}")
     finally:
         bar.close()
+    if ckpt is not None:
+        ckpt.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            ckpt.parent.rmdir()  # checkpoint_dir, when nothing else is in it
 
     if capped:
         log.warning(

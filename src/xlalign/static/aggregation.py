@@ -12,12 +12,27 @@ A sampled occurrence that gets no vector (cut beyond ``max_length`` subwords) is
 from its word's average. Words left without any vector (absent from the corpus, or all
 their samples cut) raise :class:`InputError` naming them, or with ``missing="zero"`` keep
 a zero row (logged).
+
+**Resuming.** With ``checkpoint_dir`` the running sums are checkpointed at chunk boundaries
+(every ``checkpoint_seconds``; ``aggregate.npz``: the float64 sums, the counts and, as
+JSON, the chunks done, the counters and a fingerprint of the corpus, vocabulary, encoder
+and options). A re-run with the same inputs resumes after the last chunk in it (a
+checkpoint of other inputs is ignored with a warning) and ends with the same vectors: the
+sample is a function of the corpus and the seed, and the sums are added in the same order.
+SIGTERM (see :mod:`xlalign.core.interrupt`) stops the encoding at once and writes the
+checkpoint of the chunks finished so far on the way out. The checkpoint is removed when
+the vectors are complete.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import hashlib
+import json
 import logging
 import random
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,8 +40,10 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from xlalign.core import interrupt
+from xlalign.core.device import resolve_device, resolve_dtype
 from xlalign.core.errors import ConfigError, InputError
-from xlalign.core.io import PathLike, iter_lines
+from xlalign.core.io import PathLike, atomic_open, file_sha256, iter_lines
 from xlalign.corpus.vocab import Vocab, tokens_of
 from xlalign.encoders.contextual import (
     POOLINGS,
@@ -35,6 +52,7 @@ from xlalign.encoders.contextual import (
     word_vectors,
 )
 from xlalign.static.spaces import save_space
+from xlalign.static.teacher import encoder_fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +100,47 @@ def sample_occurrences(
     return lines, positions
 
 
+CHECKPOINT_FILE = "aggregate.npz"
+_CHECKPOINT_FORMAT = 1
+
+
+def _save_checkpoint(path: Path, state: dict[str, Any], sums: np.ndarray, n: np.ndarray) -> None:
+    with atomic_open(path, "wb") as fh:
+        np.savez(fh, sums=sums, n=n, state=np.array(json.dumps(state, sort_keys=True)))
+
+
+def _load_checkpoint(
+    path: Path, fingerprint: str, shape: tuple[int, int]
+) -> tuple[dict[str, Any], np.ndarray, np.ndarray] | None:
+    """(state, sums, counts) of a checkpoint for these inputs, or None (with a warning
+    when one is there but unreadable or for other inputs)."""
+    for stale in path.parent.glob(f".{path.name}.*"):  # a writer killed mid-save
+        stale.unlink(missing_ok=True)
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            state = json.loads(str(z["state"]))
+            sums, n = np.array(z["sums"]), np.array(z["n"])
+    except Exception as exc:  # an unreadable checkpoint only costs the work done so far
+        log.warning("%s: unreadable checkpoint (%s); starting afresh", path, exc)
+        return None
+    if (
+        state.get("format") != _CHECKPOINT_FORMAT
+        or state.get("fingerprint") != fingerprint
+        or sums.shape != shape
+        or sums.dtype != np.float64
+        or n.shape != shape[:1]
+    ):
+        log.warning(
+            "%s: checkpoint is for another corpus, vocabulary, encoder or options; "
+            "ignoring it and starting afresh",
+            path,
+        )
+        return None
+    return state, sums, n
+
+
 def aggregate_vectors(
     sentences_path: PathLike,
     vocab: Vocab,
@@ -100,10 +159,14 @@ def aggregate_vectors(
     progress: bool = True,
     language: str = "?",
     missing: str = "error",
+    checkpoint_dir: PathLike | None = None,
+    checkpoint_seconds: float = 600.0,
+    stats_out: dict[str, Any] | None = None,
 ) -> np.ndarray:
     """Static vectors ``[V, dim]`` (float32): each word's mean layer-``layer`` vector over
     up to ``max_contexts`` sampled occurrences (see the module docstring for the policy on
-    words without a vector)."""
+    words without a vector, and for resuming from ``checkpoint_dir``). ``stats_out``, when
+    given, receives ``resumed_from_chunk`` (None for a fresh run) and ``chunks``."""
     if pooling not in POOLINGS:
         raise ConfigError(f"pooling: expected one of {POOLINGS}, got {pooling!r}")
     if missing not in MISSING_POLICIES:
@@ -131,9 +194,55 @@ def aggregate_vectors(
     n = np.zeros(len(vocab), dtype=np.int64)
     stats = WordVectorStats()
     dropped = 0
+    chunks_done = 0  # chunks whose occurrences are in sums and n
+    ckpt = Path(checkpoint_dir) / CHECKPOINT_FILE if checkpoint_dir is not None else None
+    fingerprint = ""
+    resumed_from = None
+    if ckpt is not None:
+        fingerprint = _fingerprint(
+            sentences_path,
+            vocab,
+            encoder_dir,
+            layer=layer,
+            pooling=pooling,
+            max_contexts=max_contexts,
+            seed=seed,
+            max_length=max_length,
+            batch_tokens=batch_tokens,
+            chunk_sentences=chunk_sentences,
+            dtype=str(resolve_dtype(dtype, resolve_device(device))),
+        )
+        loaded = _load_checkpoint(ckpt, fingerprint, sums.shape)
+        if loaded is not None:
+            state, sums, n = loaded
+            chunks_done, dropped = int(state["chunks_done"]), int(state["dropped"])
+            stats = WordVectorStats(**state["word_vector_stats"])
+            resumed_from = chunks_done
+            log.info("%s: resuming after chunk %d (%s)", ckpt, chunks_done, where)
+    n_chunks = -(-len(wanted) // chunk_sentences)
+    last_save = time.monotonic()
+
+    saved = chunks_done  # chunks in the checkpoint on disk
+
+    def save() -> None:
+        nonlocal last_save, saved
+        if ckpt is None:
+            return
+        state = {
+            "format": _CHECKPOINT_FORMAT,
+            "fingerprint": fingerprint,
+            "chunks_done": chunks_done,
+            "chunks": n_chunks,
+            "dropped": dropped,
+            "word_vector_stats": dataclasses.asdict(stats),
+        }
+        with interrupt.checkpointable():  # a first signal waits for the save to finish
+            _save_checkpoint(ckpt, state, sums, n)
+        last_save, saved = time.monotonic(), chunks_done
+        log.info("%s: checkpoint after chunk %d of %d", ckpt, chunks_done, n_chunks)
 
     def encode(chunk: list[tuple[int, list[str]]]) -> None:
-        nonlocal dropped
+        nonlocal dropped, chunks_done
         vectors = word_vectors(
             [words for _, words in chunk],
             tokenizer,
@@ -143,36 +252,56 @@ def aggregate_vectors(
             batch_tokens=batch_tokens,
             stats=stats,
         )
-        for (i, _), vec in zip(chunk, vectors, strict=True):
-            for j, w in wanted[i]:
-                row = vec[j]
-                if np.isnan(row[0]):
-                    dropped += 1
-                    continue
-                sums[w] += row
-                n[w] += 1
+        with interrupt.checkpointable():  # the sums take a chunk whole or not at all
+            for (i, _), vec in zip(chunk, vectors, strict=True):
+                for j, w in wanted[i]:
+                    row = vec[j]
+                    if np.isnan(row[0]):
+                        dropped += 1
+                        continue
+                    sums[w] += row
+                    n[w] += 1
+            chunks_done += 1
+        due = time.monotonic() - last_save >= checkpoint_seconds and chunks_done < n_chunks
+        if due or interrupt.requested() is not None:
+            save()
+        interrupt.raise_if_requested(f"aggregation, checkpoint {ckpt}")
 
     bar = tqdm(
         total=len(wanted),
+        initial=min(chunks_done * chunk_sentences, len(wanted)),
         unit="sent",
         desc=f"aggregate {language} L{layer}",
         disable=not progress,
         dynamic_ncols=True,
     )
+    met = 0  # chunks met so far; the first chunks_done of them are in the checkpoint
+
+    def flush(chunk: list[tuple[int, list[str]]]) -> None:
+        nonlocal met
+        if met >= chunks_done:
+            encode(chunk)
+            bar.update(len(chunk))
+        met += 1
+
     try:
         chunk: list[tuple[int, list[str]]] = []
         for i, line in enumerate(iter_lines(sentences_path, language=language)):
             if i in wanted:
-                chunk.append((i, tokens_of(line)))
+                chunk.append((i, tokens_of(line) if met >= chunks_done else []))
                 if len(chunk) == chunk_sentences:
-                    encode(chunk)
-                    bar.update(len(chunk))
+                    flush(chunk)
                     chunk = []
         if chunk:
-            encode(chunk)
-            bar.update(len(chunk))
+            flush(chunk)
+    except interrupt.Preempted:
+        if saved != chunks_done:
+            save()  # the chunks finished so far
+        raise
     finally:
         bar.close()
+    if stats_out is not None:
+        stats_out.update(resumed_from_chunk=resumed_from, chunks=n_chunks)
 
     empty = np.flatnonzero(n == 0)
     log.info(
@@ -196,7 +325,25 @@ def aggregate_vectors(
     out = np.zeros((len(vocab), dim), dtype=np.float32)
     has = n > 0
     out[has] = (sums[has] / n[has, None]).astype(np.float32)
+    if ckpt is not None:
+        ckpt.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            ckpt.parent.rmdir()  # checkpoint_dir, when nothing else is in it
     return out
+
+
+def _fingerprint(
+    sentences_path: PathLike, vocab: Vocab, encoder_dir: PathLike, **options: Any
+) -> str:
+    """SHA-256 of what the sums depend on: corpus, vocabulary, encoder and options."""
+    payload = {
+        "format": _CHECKPOINT_FORMAT,
+        "sentences_sha256": file_sha256(sentences_path),
+        "vocab_sha256": vocab.fingerprint(),
+        **encoder_fingerprint(encoder_dir),
+        "options": options,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
 #: Why a vocabulary word may get no vector (see :func:`xlalign.static.spaces.save_space`).

@@ -34,8 +34,11 @@ Layout of the cache directory (float16 vectors, read with ``mmap`` so memory sta
 
 Each shard covers ``shard_sentences`` consecutive lines and every file is written
 atomically, so a killed build resumes at the first incomplete shard and yields the same
-arrays as an uninterrupted one. Sentences with no in-vocabulary word still count (empty
-rows), so sentence indices equal line numbers (0-based).
+arrays as an uninterrupted one. The finished shards are the checkpoint: SIGTERM (Slurm
+pre-emption, see :mod:`xlalign.core.interrupt`) stops the build at once, losing only the
+shard being encoded, and the re-run logs where it resumes. Sentences with no
+in-vocabulary word still count (empty rows), so sentence indices equal line numbers
+(0-based).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from xlalign.core import interrupt
 from xlalign.core.device import resolve_device, resolve_dtype
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_open, file_sha256, iter_lines, read_json, write_json
@@ -82,7 +86,7 @@ _FP16_MAX = float(np.finfo(np.float16).max)
 # --------------------------------------------------------------------------- fingerprints
 
 
-def _encoder_fingerprint(encoder_dir: PathLike) -> dict[str, Any]:
+def encoder_fingerprint(encoder_dir: PathLike) -> dict[str, Any]:
     """The encoder's path, the SHA-256 of its ``config.json`` and the sizes of its weights."""
     d = Path(encoder_dir)
     cfg = d / "config.json"
@@ -115,7 +119,7 @@ def cache_config(
     return {
         "format": FORMAT,
         "version": VERSION,
-        **_encoder_fingerprint(encoder_dir),
+        **encoder_fingerprint(encoder_dir),
         "layer": layer,
         "pooling": pooling,
         "context": context,
@@ -457,6 +461,16 @@ def build_teacher_cache(
                 chunk = []
         if chunk:
             encode(n_shards - 1, chunk)
+    except interrupt.Preempted:
+        done = next((k for k in range(n_shards) if not _shard_complete(out, k)), n_shards)
+        log.warning(
+            "teacher cache %s: stopped with %d of %d shards complete; a re-run resumes at shard %d",
+            out,
+            done,
+            n_shards,
+            done,
+        )
+        raise
     finally:
         bar.close()
     seconds = time.perf_counter() - start

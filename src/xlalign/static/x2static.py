@@ -57,6 +57,7 @@ import json
 import logging
 import math
 import shutil
+import signal
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -68,6 +69,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from xlalign.core import interrupt
 from xlalign.core.device import deterministic_algorithms
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_path, read_json
@@ -445,6 +447,14 @@ def train_x2static(
             },
         )
 
+    def stop_requested() -> bool:
+        """Whether a stop was requested (SIGTERM): on any rank, so all stop together."""
+        asked = interrupt.requested() is not None
+        if not dist.distributed:
+            return asked
+        flag = torch.tensor(1.0 if asked else 0.0, device=device)
+        return float(dist.sum(flag)) > 0
+
     def close_window(epoch: int) -> None:
         if prog.window_targets:
             point = {
@@ -467,7 +477,7 @@ def train_x2static(
         disable=not (progress and dist.is_main),
         dynamic_ncols=True,
     )
-    with deterministic_algorithms(), bar:
+    with deterministic_algorithms(), bar, interrupt.checkpointable():
         while prog.epoch < args.epochs:
             epoch = prog.epoch
             order = epoch_permutation(n_sent, args.seed, epoch)
@@ -538,6 +548,11 @@ def train_x2static(
                     and prog.batches_done % args.checkpoint_every_batches == 0
                 ):
                     save()
+                if stop_requested():  # SIGTERM: checkpoint at this batch boundary, stop
+                    save()
+                    info("%s: checkpoint at epoch %d, batch %d", ckpt, prog.epoch, prog.batch)
+                    signum = interrupt.requested() or signal.SIGTERM  # another rank's
+                    raise interrupt.Preempted(signum, f"x2static, checkpoint {ckpt}")
 
     vectors = emb.weight.detach().cpu().numpy().astype(np.float32, copy=True)
     if not args.keep_checkpoint and dist.is_main:

@@ -12,6 +12,11 @@ Pipeline (:func:`align_corpus`), over the TSV of :mod:`xlalign.corpus.parallel`:
    improving long before a chunk of a few hundred thousand pairs is full). With a
    checkpoint directory, every finished chunk is kept there with a fingerprint of the
    corpus and the options, and a re-run after a crash resumes at the first missing chunk.
+   The finished chunks are the checkpoint: SIGTERM (Slurm pre-emption, see
+   :mod:`xlalign.core.interrupt`) stops the job at once (eflomal's process is killed and
+   only the chunk it was aligning is lost). eflomal samples both directions of a chunk in
+   one process, from one seeded random state, so a chunk is kept whole (forward and
+   reverse) or not at all: aligning the directions apart would change the links.
 2. **Temporary files** (eflomal's binary inputs, link files) go to a private directory
    under ``tmpdir`` (the job's ``resources.tmpdir``), removed on success and on failure; a
    full disk there is reported as such.
@@ -57,9 +62,19 @@ from typing import Any, TextIO
 
 from tqdm import tqdm
 
+from xlalign.core import interrupt
 from xlalign.core.errors import ConfigError, InputError, ToolError
-from xlalign.core.io import PathLike, atomic_open, file_sha256, iter_lines, iter_tsv, write_json
-from xlalign.corpus.parallel import PARALLEL_COLUMNS, count_pairs, read_parallel
+from xlalign.core.formats.parallel import (  # noqa: F401 (the format, re-exported here)
+    PAIRS_COLUMNS,
+    count_pairs,
+    format_pairs_row,
+    format_parallel_row,
+    pairs_header,
+    parallel_header,
+    read_aligned_pairs,
+    read_parallel,
+)
+from xlalign.core.io import PathLike, atomic_open, file_sha256, iter_lines, write_json
 from xlalign.wordalign.symmetrize import (
     HEURISTICS,
     filter_links,
@@ -70,7 +85,6 @@ from xlalign.wordalign.symmetrize import (
 
 log = logging.getLogger(__name__)
 
-PAIRS_COLUMNS = ("pair_id", "sentence", "source_pos", "target_pos", "source", "target")
 _CHECKPOINT_FORMAT = 1
 
 
@@ -344,6 +358,7 @@ def _align_chunk(
                 quiet=True,
             )
     except subprocess.CalledProcessError as exc:
+        interrupt.raise_if_requested(where)  # eflomal killed by the same SIGTERM
         free = shutil.disk_usage(workdir).free
         raise ToolError(
             f"{where}: eflomal failed ({exc}); its temporary files were in {workdir} "
@@ -438,6 +453,22 @@ class _ChunkStore:
                 yield line.rstrip("\n")
 
 
+@contextlib.contextmanager
+def _log_preempted(store: _ChunkStore, n_chunks: int, *, resumable: bool) -> Iterator[None]:
+    try:
+        yield
+    except interrupt.Preempted:
+        if resumable:
+            kept = sum(1 for _ in store.dir.glob("chunk-*.rev"))
+            log.warning(
+                "%s: stopped with %d of %d chunks aligned; a re-run resumes there",
+                store.dir,
+                kept,
+                n_chunks,
+            )
+        raise
+
+
 # ------------------------------------------------------------------------------ corpus
 
 
@@ -490,7 +521,7 @@ def align_corpus(
             disable=not progress,
             mininterval=1.0,
         )
-        with bar:
+        with bar, _log_preempted(store, n_chunks, resumable=checkpoint_dir is not None):
             for k, chunk in enumerate(_chunks(corpus, options.chunk_size)):
                 if store.done(k, len(chunk)):
                     resumed += 1
@@ -586,7 +617,7 @@ def _write_outputs(
             name: stack.enter_context(atomic_open(getattr(out, name)))
             for name in ("forward", "reverse", "symmetrized", "pairs")
         }
-        files["pairs"].write("\t".join(PAIRS_COLUMNS) + "\n")
+        files["pairs"].write(pairs_header())
         rows = zip(read_parallel(corpus), links_iter("fwd"), links_iter("rev"), strict=True)
         for sent, ((pid, src, tgt), fline, rline) in enumerate(rows):
             where = f"{corpus}: pair {pid!r} (line {sent + 2})"
@@ -604,7 +635,7 @@ def _write_outputs(
             files["reverse"].write(format_pharaoh(rev) + "\n")
             files["symmetrized"].write(format_pharaoh(sym) + "\n")
             for i, j in sorted(kept):
-                files["pairs"].write(f"{pid}\t{sent}\t{i}\t{j}\t{src[i]}\t{tgt[j]}\n")
+                files["pairs"].write(format_pairs_row(pid, sent, i, j, src[i], tgt[j]))
             counts["sentences"] += 1
             counts["source_tokens"] += len(src)
             counts["target_tokens"] += len(tgt)
@@ -627,19 +658,6 @@ def _write_outputs(
     return stats
 
 
-def read_aligned_pairs(path: PathLike) -> Iterator[tuple[str, int, int, int, str, str]]:
-    """Rows of an aligned word-pairs table (validated header and columns)."""
-    for lineno, fields in iter_tsv(path, PAIRS_COLUMNS, what="word-pairs table"):
-        pid, sent, i, j, s, t = fields
-        try:
-            row = (pid, int(sent), int(i), int(j), s, t)
-        except ValueError:
-            raise InputError(
-                f"{path}: line {lineno}: sentence and positions must be integers"
-            ) from None
-        yield row
-
-
 def corpus_from_token_files(source: PathLike, target: PathLike, out_path: PathLike) -> int:
     """A corpus TSV from two pre-tokenised, line-aligned files (one sentence per line).
 
@@ -648,7 +666,7 @@ def corpus_from_token_files(source: PathLike, target: PathLike, out_path: PathLi
     """
     n = n_src = n_tgt = 0
     with atomic_open(out_path) as fh:
-        fh.write("\t".join(PARALLEL_COLUMNS) + "\n")
+        fh.write(parallel_header())
         for s, t in itertools.zip_longest(iter_lines(source), iter_lines(target)):
             n_src += s is not None
             n_tgt += t is not None
@@ -662,7 +680,7 @@ def corpus_from_token_files(source: PathLike, target: PathLike, out_path: PathLi
                     f"{empty}: line {n} is empty (paired with line {n} of {other}); expected "
                     "a tokenised sentence on every line of both files"
                 )
-            fh.write(f"{n}\t{' '.join(s_tok)}\t{' '.join(t_tok)}\n")
+            fh.write(format_parallel_row(str(n), s_tok, t_tok))
         if n_src != n_tgt:
             raise InputError(
                 f"{source} has {n_src} lines but {target} has {n_tgt}; expected line-aligned files"
