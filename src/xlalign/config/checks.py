@@ -426,12 +426,17 @@ def _task_data(cfg: Mapping[str, Any], fail: Fail) -> None:
             continue
         for i, lang in enumerate(spec["languages"]):
             if lang not in have:
-                hint = (
-                    f" (no bible source in corpus.sources.{lang}, so no translation to pair "
-                    "with English)"
-                    if name == "bible"
-                    else ""
-                )
+                hint = ""
+                if name == "bible":
+                    from xlalign.config.validate import bible_translation
+
+                    side = "en" if bible_translation(cfg, {}, "en") is None else lang
+                    hint = (
+                        f" ({lang!r} is not in `languages`)"
+                        if lang not in cfg["languages"]
+                        else f" (no bible source in corpus.sources.{side}, so no translation "
+                        f"of {side!r} to pair)"
+                    )
                 fail(
                     f"zeroshot.retrieval.sets.{name}.languages[{i}]: {name!r} has no data for "
                     f"{lang!r}{hint}; it has {', '.join(sorted(have)) or 'none'}"

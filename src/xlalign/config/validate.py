@@ -7,6 +7,7 @@ before any job starts, with a message naming the key and what was expected.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 from collections.abc import Mapping
@@ -33,9 +34,23 @@ def _schema_path() -> Path:
     return Path(__file__).with_name("config.schema.yaml")
 
 
-def load_schema() -> dict[str, Any]:
+@functools.cache
+def _schema() -> dict[str, Any]:
+    """The schema, read once per process (never modified: validation copies defaults)."""
     with _schema_path().open(encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+        return yaml.load(
+            fh, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader
+        )
+
+
+@functools.cache
+def _validator() -> jsonschema.protocols.Validator:
+    return _with_defaults(jsonschema.Draft202012Validator)(_schema())
+
+
+def load_schema() -> dict[str, Any]:
+    """A copy of the configuration schema."""
+    return copy.deepcopy(_schema())
 
 
 def _with_defaults(validator_class: type) -> type:
@@ -92,9 +107,8 @@ def validate(
     paths of files the config names (default: the working directory).
     """
     cfg = copy.deepcopy(dict(config))
-    schema = load_schema()
-    validator_cls = _with_defaults(jsonschema.Draft202012Validator)
-    validator = validator_cls(schema)
+    schema = _schema()
+    validator = _validator()
     errors = sorted(validator.iter_errors(cfg), key=lambda e: list(e.absolute_path))
     if errors:
         lines = "\n  ".join(_describe(e) for e in errors[:10])
@@ -161,16 +175,16 @@ def _check_semantics(
     elif "path" in enc:
         fail(f"encoder.path: only for source 'local', not {enc['source']!r}")
 
-    _check_mapping_and_evaluation(cfg, fail, base_dir)
-    _check_parallel(cfg, fail, base_dir)
-    _check_zeroshot(cfg, fail)
-    _check_pretrain(cfg, fail)
     for lang, srcs in cfg["pretrain"]["text"]["sources"].items():
         if lang not in langs:
             fail(f"pretrain.text.sources.{lang}: language {lang!r} is not in `languages`")
         for j, src in enumerate(srcs):
             _check_source(src, lang, f"pretrain.text.sources.{lang}[{j}]", cfg, base_dir, fail)
     checks.check(cfg, schema=schema, base_dir=base_dir, fail=fail)
+    _check_mapping_and_evaluation(cfg, fail, base_dir)
+    _check_parallel(cfg, fail, base_dir)
+    _check_zeroshot(cfg, fail)
+    _check_pretrain(cfg, fail)
 
 
 def _check_mapping_and_evaluation(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:
