@@ -155,6 +155,20 @@ def _norm_word(word: str, lowercase: bool) -> str:
     return joined.lower() if lowercase else joined
 
 
+#: Control characters and the byte-order mark: never part of a word of a similarity set.
+_BAD_WORD_CHAR = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ufeff]")
+
+
+def _check_words(words: Sequence[str], where: str) -> None:
+    """Refuse an entry holding a control character or a byte-order mark."""
+    for w in words:
+        if (m := _BAD_WORD_CHAR.search(w)) is not None:
+            raise InputError(
+                f"{where}: word {w[:50]!r} holds the control character {m.group()!r}; "
+                "expected a word or a multiword expression"
+            )
+
+
 #: A score as the official scorer (Java's ``Double.parseDouble``) and the classic sets write
 #: it: ASCII digits, an optional sign, point and exponent (``float`` would also take ``1_0``,
 #: Arabic-Indic digits, ``nan`` and ``inf``).
@@ -308,6 +322,7 @@ def semeval_pairs(
         fields = dline.split("\t")
         if len(fields) != 2 or not all(f.strip() for f in fields):
             raise InputError(f"{where_d}: line {lineno}: expected 'word1<TAB>word2', got {dline!r}")
+        _check_words(fields, f"{where_d}: line {lineno}")
         score = _parse_score(gline.strip(), f"{where_g}: line {lineno}", SEMEVAL_SCALE)
         w1, w2 = (_norm_word(f, lowercase) for f in fields)
         pairs.append((w2, w1, score) if swap else (w1, w2, score))
@@ -482,6 +497,7 @@ def read_similarity_file(
             )
         if not fields[0] or not fields[1]:
             raise InputError(f"{p}: line {lineno}: empty word")
+        _check_words(fields[:2], f"{p}: line {lineno}")
         score = _parse_score(fields[score_col], f"{p}: line {lineno}")
         pairs.append((_norm_word(fields[0], lowercase), _norm_word(fields[1], lowercase), score))
     if not pairs:
