@@ -451,7 +451,10 @@ def test_read_parallel_and_count(tmp_path: Path) -> None:
         ("", "empty file"),
         ("id\tsrc\ttgt\n", "line 1: header"),
         ("id\tsource\ttarget\na\tx\tu\nb\tx\n", "line 3: 2 tab-separated columns"),
-        ("id\tsource\ttarget\na\t\tu\n", "line 2: empty field"),
+        ("id\tsource\ttarget\na\t\tu\n", "line 2: source side: no tokens"),
+        ("id\tsource\ttarget\n\tx\tu\n", "line 2: the id '' is empty"),
+        ("id\tsource\ttarget\na\tx  y\tu\n", "line 2: source side: an empty token"),
+        ("id\tsource\ttarget\na\tx\tu\u00a0v\n", r"line 2: target side: whitespace '\\xa0'"),
     ],
 )
 def test_read_parallel_errors(tmp_path: Path, text: str, match: str) -> None:

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from xlalign.core.errors import InputError
-from xlalign.core.io import PathLike, write_json
+from xlalign.core.formats.parallel import read_parallel
+from xlalign.core.io import PathLike, local_model_dir, write_json
 from xlalign.wordalign.symmetrize import Link, read_pharaoh
 
 log = logging.getLogger(__name__)
@@ -55,13 +56,11 @@ def read_aligned_sample(
     target``) with their symmetrised links (one Pharaoh line per row)."""
     src: list[list[str]] = []
     tgt: list[list[str]] = []
-    with open(corpus_tsv, encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
-        for row in reader:
-            src.append(row["source"].split())
-            tgt.append(row["target"].split())
-            if len(src) >= n:
-                break
+    for _pid, s, t in read_parallel(corpus_tsv):
+        if len(src) >= n:
+            break
+        src.append(s)
+        tgt.append(t)
     out_links: list[set[Link]] = []
     for i, ls in enumerate(read_pharaoh(links)):
         if i >= len(src):
@@ -94,8 +93,9 @@ def run_encoder_analysis(
     from xlalign.analysis import distances as dist
     from xlalign.analysis import repr_align
 
-    tokenizer = AutoTokenizer.from_pretrained(str(encoder), local_files_only=True)
-    model = AutoModel.from_pretrained(str(encoder), local_files_only=True)
+    where = local_model_dir(encoder, what="encoder")
+    tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True)
+    model = AutoModel.from_pretrained(where, local_files_only=True)
     src, tgt, gold, described = read_gold_set(gold_source)
     s_states = al.layer_states(model, tokenizer, src, batch_size=batch_size, device=device)
     t_states = al.layer_states(model, tokenizer, tgt, batch_size=batch_size, device=device)

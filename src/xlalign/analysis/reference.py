@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from xlalign.core.errors import InputError
-from xlalign.core.io import PathLike, atomic_open
+from xlalign.core.formats.parallel import write_parallel
+from xlalign.core.io import PathLike
 from xlalign.wordalign.eflomal import AlignmentPaths, AlignOptions, align_corpus
 from xlalign.wordalign.symmetrize import Link, read_pharaoh
 
@@ -74,12 +75,15 @@ def eflomal_reference(
     with tempfile.TemporaryDirectory(prefix="xlalign-eflomal-ref-", dir=tmpdir) as work:
         w = Path(work)
         corpus = w / "corpus.tsv"
-        with atomic_open(corpus) as fh:
-            fh.write("id\tsource\ttarget\n")
-            for k, (s, t) in enumerate(zip(train_src, train_tgt, strict=True)):
-                fh.write(f"train-{k}\t{' '.join(s)}\t{' '.join(t)}\n")
-            for k, (s, t) in enumerate(zip(test_src, test_tgt, strict=True)):
-                fh.write(f"test-{k}\t{' '.join(s)}\t{' '.join(t)}\n")
+        train = zip(train_src, train_tgt, strict=True)
+        test = zip(test_src, test_tgt, strict=True)
+        write_parallel(
+            corpus,
+            [
+                *((f"train-{k}", s, t) for k, (s, t) in enumerate(train)),
+                *((f"test-{k}", s, t) for k, (s, t) in enumerate(test)),
+            ],
+        )
         out = AlignmentPaths.in_dir(w / "out")
         out.stats.parent.mkdir()
         align_corpus(corpus, out, opts, tmpdir=w / "tmp", threads=threads, progress=False)

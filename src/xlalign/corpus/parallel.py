@@ -44,12 +44,18 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
 from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.formats.parallel import (  # noqa: F401 (the format, re-exported here)
+    PARALLEL_COLUMNS,
+    count_pairs,
+    format_parallel_row,
+    parallel_header,
+    read_parallel,
+)
 from xlalign.core.io import PathLike, atomic_open, iter_lines, iter_tsv, write_json
 from xlalign.corpus.segment import Segmenter, clean_tokens, make_segmenter
 from xlalign.corpus.sources import UNIT_COLUMNS, normalise
@@ -59,7 +65,6 @@ log = logging.getLogger(__name__)
 PARALLEL_KINDS = ("units", "lines", "wikimatrix")
 #: WikiMatrix's recommended margin-score threshold (Schwenk et al., 2019).
 DEFAULT_MIN_SCORE = 1.04
-PARALLEL_COLUMNS = ["id", "source", "target"]
 
 #: Every reason a pair can be dropped, in the order they are checked.
 DROP_REASONS = (
@@ -461,7 +466,7 @@ def build_parallel(
         mininterval=1.0,
     )
     with bar, atomic_open(out_path) as out:
-        out.write("\t".join(PARALLEL_COLUMNS) + "\n")
+        out.write(parallel_header())
         if max_pairs is None:
             for si, pid, a, b in raw_pairs(bar):
                 reason, src, tgt = _tokenise_pair(a, b, src_tokenise, tgt_tokenise, filters, seen)
@@ -470,7 +475,7 @@ def build_parallel(
                     counts[reason] += 1
                     continue
                 counts["kept"] += 1
-                out.write(f"{pid}\t{' '.join(src)}\t{' '.join(tgt)}\n")
+                out.write(format_parallel_row(pid, src, tgt))
                 pairs_out += 1
                 tokens_src += len(src)
                 tokens_tgt += len(tgt)
@@ -509,7 +514,7 @@ def build_parallel(
                 counts["not_sampled"] = eligible[si] - drawn[si]
             kept.sort(key=lambda e: e[0])
             for _index, pid, src, tgt in kept:
-                out.write(f"{pid}\t{' '.join(src)}\t{' '.join(tgt)}\n")
+                out.write(format_parallel_row(pid, src, tgt))
                 tokens_src += len(src)
                 tokens_tgt += len(tgt)
             pairs_out = len(kept)
@@ -584,38 +589,3 @@ def build_parallel(
         stats["pairs_per_s"] or 0.0,
     )
     return stats
-
-
-# ---------------------------------------------------------------------------- read
-
-
-def read_parallel(path: PathLike) -> Iterator[tuple[str, list[str], list[str]]]:
-    """``(pair id, source tokens, target tokens)`` of a file written by
-    :func:`build_parallel`; a bad header, column count or empty field is an
-    :class:`InputError` naming the file and line."""
-    p = Path(path)
-    lines = iter_lines(p)
-    header = next(lines, None)
-    expected = "\t".join(PARALLEL_COLUMNS)
-    if header is None:
-        raise InputError(f"{p}: empty file; expected a parallel TSV with header {expected!r}")
-    if header != expected:
-        raise InputError(f"{p}: line 1: header {header!r}; expected {expected!r}")
-    for lineno, line in enumerate(lines, start=2):
-        row = line.split("\t")
-        if len(row) != 3:
-            raise InputError(
-                f"{p}: line {lineno}: {len(row)} tab-separated columns; expected 3 "
-                f"(id, source, target)"
-            )
-        pid, src, tgt = row
-        if not pid or not src or not tgt:
-            raise InputError(
-                f"{p}: line {lineno}: empty field; expected an id and tokens on both sides"
-            )
-        yield pid, src.split(" "), tgt.split(" ")
-
-
-def count_pairs(path: PathLike) -> int:
-    """The number of pairs in a parallel TSV (the file is validated as it is read)."""
-    return sum(1 for _ in read_parallel(path))

@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.formats.parallel import write_parallel
 from xlalign.core.io import PathLike, atomic_open, write_json
-from xlalign.corpus.parallel import PARALLEL_COLUMNS
 from xlalign.derived.naming import dictionary_file, parallel_file
 from xlalign.derived.transforms import SyntaxParams, apply, parse_spec, transliterate
 from xlalign.dictionaries.split import write_pairs
@@ -220,9 +220,7 @@ def build_derived_text(
 
 
 def _write_parallel(path: Path, pairs: Sequence[tuple[str, str, str]]) -> None:
-    with atomic_open(path) as fh:
-        fh.write("\t".join(PARALLEL_COLUMNS) + "\n")
-        fh.writelines("\t".join(row) + "\n" for row in pairs)
+    write_parallel(path, ((pid, s.split(" "), t.split(" ")) for pid, s, t in pairs))
 
 
 def build_derived_task(

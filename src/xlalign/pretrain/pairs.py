@@ -39,11 +39,10 @@ import numpy as np
 import torch
 
 from xlalign.core.errors import ConfigError, InputError
-from xlalign.core.io import PathLike, iter_tsv, read_json, write_json
-from xlalign.corpus.parallel import read_parallel
+from xlalign.core.formats.parallel import iter_aligned_pairs, read_parallel
+from xlalign.core.io import PathLike, read_json, write_json
 from xlalign.dictionaries.split import read_pairs
 from xlalign.static.vectors import npy_paths, read_npy
-from xlalign.wordalign.eflomal import PAIRS_COLUMNS
 
 log = logging.getLogger(__name__)
 
@@ -883,14 +882,8 @@ def _read_links(
     counts = dict.fromkeys(("read", *LINK_DROP_REASONS), 0)
     raw: dict[int, list[tuple[int, int]]] = defaultdict(list)
     where = f"{pairs_path} ({name})"
-    for lineno, (_, sent, i, j, s, t) in iter_tsv(pairs_path, PAIRS_COLUMNS, what="word-pairs"):
+    for lineno, (_, k, a, b, s, t) in iter_aligned_pairs(pairs_path):
         counts["read"] += 1
-        try:
-            k, a, b = int(sent), int(i), int(j)
-        except ValueError:
-            raise InputError(
-                f"{where}: line {lineno}: sentence and positions must be integers"
-            ) from None
         if not 0 <= k < len(corpus):
             raise InputError(
                 f"{where}: line {lineno}: sentence {k} is outside {corpus_path}, which has "

@@ -34,8 +34,8 @@ import torch
 from torch import Tensor
 
 from xlalign.core.errors import InputError
+from xlalign.core.formats.parallel import read_parallel
 from xlalign.core.io import iter_lines
-from xlalign.corpus.parallel import read_parallel
 
 log = logging.getLogger(__name__)
 

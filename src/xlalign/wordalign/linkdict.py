@@ -175,7 +175,7 @@ def dictionary_from_alignment(
 ) -> dict[str, Any]:
     """Read an aligned word-pairs table (:mod:`xlalign.wordalign.eflomal`), write the dictionary
     (MUSE format) and its stats."""
-    from xlalign.wordalign.eflomal import read_aligned_pairs
+    from xlalign.core.formats.parallel import read_aligned_pairs
 
     opt = options or LinkDictOptions()
     counts = count_links(
