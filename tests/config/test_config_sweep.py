@@ -55,7 +55,6 @@ BAD: dict[str, tuple[dict[str, Any], str]] = {
     # its geometry (multilingual-e5-small: 12 layers, 512 positions)
     "extract-layer-deep": ({"extract.layer": 13}, "extract.layer"),
     "extract-layer-zero": ({"extract.layer": 0}, "extract.layer"),
-    "extract-max-length": ({"extract.max_length": 1000}, "extract.max_length"),
     "alignment-layer-deep": ({"pretrain.alignment_layer": 13}, "pretrain.alignment_layer"),
     "pretrain-max-length": ({"pretrain.max_length": 600}, "pretrain.max_length"),
     "retrieval-layer-deep": ({"zeroshot.retrieval.layer": 20}, "zeroshot.retrieval.layer"),
@@ -84,9 +83,16 @@ BAD: dict[str, tuple[dict[str, Any], str]] = {
     "xlmr-large-alias-length": (
         {
             "encoder": {"source": "huggingface", "name": "FacebookAI/xlm-roberta-large"},
-            "extract.max_length": 514,
+            "pretrain.max_length": 514,
         },
-        "extract.max_length",
+        "pretrain.max_length",
+    ),
+    "xlmr-large-alias-layer": (
+        {
+            "encoder": {"source": "huggingface", "name": "FacebookAI/xlm-roberta-large"},
+            "pretrain.alignment_layer": 25,
+        },
+        "pretrain.alignment_layer",
     ),
     # the models trained from scratch
     "derived-heads": ({"derived.arch.heads": 3}, "derived.arch.hidden"),
@@ -437,12 +443,12 @@ def test_a_local_encoder_is_read_from_its_config_json(tmp_path: Path) -> None:
     (enc / "config.json").write_text(json.dumps(hf), encoding="utf-8")
     local = {"encoder": {"source": "local", "path": "enc"}, "extract.layer": 4,
              "pretrain.alignment_layer": 4, "pretrain.max_length": 64,
-             "zeroshot.retrieval.layer": 4, "extract.max_length": 128}  # fmt: skip
+             "zeroshot.retrieval.layer": 4}  # fmt: skip
     validate(mutate(BASE, local), base_dir=tmp_path)
     for key, value in (
         ("extract.layer", 5),
         ("pretrain.alignment_layer", 5),
-        ("extract.max_length", 129),
+        ("zeroshot.tasks.pos-gold.params.max_length", 129),
         ("pretrain.max_length", 256),
         ("zeroshot.retrieval.layer", 6),
     ):
@@ -451,8 +457,10 @@ def test_a_local_encoder_is_read_from_its_config_json(tmp_path: Path) -> None:
     # XLM-R style: 514 position embeddings, 512 usable (padding index 1)
     hf.update(model_type="xlm-roberta", max_position_embeddings=130, pad_token_id=1)
     (enc / "config.json").write_text(json.dumps(hf), encoding="utf-8")
-    msg = refusal(mutate(BASE, {**local, "extract.max_length": 129}), tmp_path)
+    msg = refusal(mutate(BASE, {**local, "pretrain.max_length": 129}), tmp_path)
     assert "128 positions" in msg
+    # lengths the encoding code caps at the encoder's positions are not refused
+    validate(mutate(BASE, {**local, "extract.max_length": 1000}), base_dir=tmp_path)
     hf.update(hidden_size=66)
     (enc / "config.json").write_text(json.dumps(hf), encoding="utf-8")
     assert "encoder.path" in refusal(mutate(BASE, local), tmp_path)
