@@ -848,6 +848,9 @@ def map_embeddings(
         disable=not (progress and args.self_learning),
         dynamic_ncols=True,
     )
+    # With a checkpoint, SIGTERM is answered at the end of the iteration under way.
+    region = interrupt.checkpointable() if ckpt is not None else contextlib.nullcontext()
+    region.__enter__()
     try:
         while True:
             t_it = time.perf_counter()
@@ -903,6 +906,7 @@ def map_embeddings(
                     save()
                 interrupt.checkpoint_if_requested(save, f"vecmap, checkpoint {ckpt}")
     finally:
+        region.__exit__(None, None, None)
         bar.close()
     if ckpt is not None:
         ckpt.unlink(missing_ok=True)

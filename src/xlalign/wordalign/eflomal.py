@@ -527,6 +527,8 @@ def align_corpus(
                     resumed += 1
                     bar.update(len(chunk))
                     continue
+                if resumed and resumed == k:
+                    log.info("%s: resuming at chunk %d of %d", store.dir, k + 1, n_chunks)
                 where = f"{corpus}: chunk {k + 1}/{n_chunks} ({len(chunk)} pairs)"
                 chunk_dir = work / f"chunk-{k:05d}"
                 chunk_dir.mkdir()
