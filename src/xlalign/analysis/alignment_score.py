@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.io import local_model_dir
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +162,7 @@ def _load_encoder(encoder: Any, tokenizer: Any, device: Any) -> tuple[Any, Any]:
     if isinstance(encoder, str | Path):
         from transformers import AutoModel, AutoTokenizer
 
-        where = Path(encoder)
+        where = Path(local_model_dir(encoder, what="encoder"))
         try:
             tok = (
                 tokenizer

@@ -368,6 +368,26 @@ def iter_tsv(
         yield lineno, row
 
 
+
+def local_model_dir(path: PathLike, *, what: str = "model") -> str:
+    """``path`` (as ``from_pretrained`` takes it) once it is known to be a local model.
+
+    Pass the result to ``from_pretrained(..., local_files_only=True)``. Without this check
+    transformers takes a missing directory for the id of a Hub repository and, unless the
+    Hub is switched off, asks the network for it (and may load a model of the same name
+    from there or from its cache). Raises :class:`InputError` naming ``path`` when it is
+    not a directory holding ``config.json``.
+    """
+    p = Path(path)
+    if not p.is_dir():
+        raise InputError(
+            f"{p}: {what} not found: expected a local directory with config.json "
+            "(models are loaded from disk only, never fetched at load time)"
+        )
+    if not (p / "config.json").is_file():
+        raise InputError(f"{p}: not a {what} directory: config.json is missing")
+    return str(p)
+
 # --------------------------------------------------------------------------- redaction
 
 #: Query or fragment parameters that carry credentials: tokens, keys, passwords and the

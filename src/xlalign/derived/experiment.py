@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from xlalign.core.errors import InputError
-from xlalign.core.io import PathLike, read_json, write_json
+from xlalign.core.io import PathLike, local_model_dir, read_json, write_json
 from xlalign.derived.naming import split_run
 
 log = logging.getLogger(__name__)
@@ -305,8 +305,9 @@ def alignment_analysis(
     from xlalign.evaluation.tasks.data import TaggedSentence, read_records
     from xlalign.wordalign.aer import read_gold
 
-    tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
-    model = AutoModel.from_pretrained(str(model_dir), local_files_only=True)
+    where = local_model_dir(model_dir)
+    tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True)
+    model = AutoModel.from_pretrained(where, local_files_only=True)
     out: dict[str, Any] = {}
     if "trans" in parse_spec(spec):
         emb = model.get_input_embeddings().weight.detach().cpu().numpy()

@@ -35,7 +35,7 @@ import numpy as np
 
 from xlalign.core.device import resolve_device, resolve_dtype
 from xlalign.core.errors import ConfigError, InputError
-from xlalign.core.io import PathLike
+from xlalign.core.io import PathLike, local_model_dir
 
 log = logging.getLogger(__name__)
 
@@ -172,12 +172,12 @@ def load_truncated_encoder(
 
     from xlalign.resources.embedded.encoder import hf_offline
 
-    where = str(encoder_dir)
+    where = local_model_dir(encoder_dir, what="encoder")  # never a Hub id: no network
     if isinstance(layer, bool) or not isinstance(layer, int):
         raise ConfigError(f"layer: expected an integer, got {layer!r}")
     with hf_offline():
         try:
-            config = AutoConfig.from_pretrained(encoder_dir, local_files_only=True)
+            config = AutoConfig.from_pretrained(where, local_files_only=True)
         except Exception as exc:  # transformers raises OSError, ValueError, KeyError...
             raise InputError(
                 f"{where}: cannot load a Hugging Face encoder config offline ({exc})"
@@ -193,8 +193,8 @@ def load_truncated_encoder(
         if _supports_no_pooler(config):
             kwargs["add_pooling_layer"] = False
         try:
-            tokenizer = AutoTokenizer.from_pretrained(encoder_dir, local_files_only=True)
-            model = AutoModel.from_pretrained(encoder_dir, **kwargs)
+            tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True)
+            model = AutoModel.from_pretrained(where, **kwargs)
         except Exception as exc:
             raise InputError(f"{where}: cannot load the encoder offline ({exc})") from exc
     if not getattr(tokenizer, "is_fast", False):

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.io import local_model_dir
 from xlalign.evaluation.tasks.base import Encoded, Task, TaskParams
 from xlalign.evaluation.tasks.collate import pad_batch
 from xlalign.evaluation.tasks.data import PairExample
@@ -62,7 +63,7 @@ class PairClassificationTask(Task):
         from transformers import AutoModelForSequenceClassification
 
         return AutoModelForSequenceClassification.from_pretrained(
-            str(encoder),
+            local_model_dir(encoder, what="encoder"),
             id2label=dict(enumerate(labels)),
             label2id={label: i for i, label in enumerate(labels)},
             local_files_only=True,

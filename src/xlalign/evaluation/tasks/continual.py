@@ -38,6 +38,7 @@ import torch
 from torch import nn
 
 from xlalign.core.errors import ConfigError
+from xlalign.core.io import local_model_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     from xlalign.pretrain.base import Objective
@@ -255,8 +256,9 @@ def continual_from_spec(
 
         builder = build_objective
 
-    tokenizer = AutoTokenizer.from_pretrained(str(encoder), local_files_only=True)
-    model = AutoModel.from_pretrained(str(encoder), local_files_only=True)
+    where = local_model_dir(encoder, what="encoder")
+    tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True)
+    model = AutoModel.from_pretrained(where, local_files_only=True)
     extra = {k: spec[k] for k in ("hub", "max_length") if spec.get(k) is not None}
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(seed))

@@ -70,6 +70,7 @@ from torch.nn import functional as F
 from transformers.utils import ModelOutput
 
 from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.io import local_model_dir
 from xlalign.evaluation.tasks.crf import LinearChainCRF, bio_constraints
 
 log = logging.getLogger(__name__)
@@ -451,7 +452,9 @@ def build_feature_model(
     :class:`FeatureBasedModel` for ``labels``, with the maps ``spec.mapping`` names."""
     from transformers import AutoModel
 
-    model = AutoModel.from_pretrained(str(encoder), local_files_only=True)
+    model = AutoModel.from_pretrained(
+        local_model_dir(encoder, what="encoder"), local_files_only=True
+    )
     if getattr(model, "pooler", None) is not None:
         model.pooler = None  # unused: the features are the hidden states
     maps = None

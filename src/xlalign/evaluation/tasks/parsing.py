@@ -51,6 +51,7 @@ from torch.nn import functional as F
 from transformers.utils import ModelOutput
 
 from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.io import local_model_dir
 from xlalign.evaluation.tasks.base import Encoded, Task, TaskParams
 from xlalign.evaluation.tasks.collate import pad_batch
 from xlalign.evaluation.tasks.data import ParsedSentence
@@ -365,7 +366,9 @@ class ParsingTask(Task):
     def build_model(self, encoder: Path, labels: list[str]) -> Any:
         from transformers import AutoModel
 
-        model = AutoModel.from_pretrained(str(encoder), local_files_only=True)
+        model = AutoModel.from_pretrained(
+            local_model_dir(encoder, what="encoder"), local_files_only=True
+        )
         if getattr(model, "pooler", None) is not None:
             model.pooler = None  # unused: the head reads the last layer's word vectors
         return BiaffineParser(

@@ -64,6 +64,7 @@ from typing import Any
 import numpy as np
 
 from xlalign.core.errors import ConfigError
+from xlalign.core.io import local_model_dir
 from xlalign.evaluation.tasks.base import Encoded, Task, TaskParams
 from xlalign.evaluation.tasks.collate import pad_batch
 from xlalign.evaluation.tasks.data import QAExample
@@ -233,7 +234,9 @@ class QATask(Task):
     def build_model(self, encoder: Path, labels: list[str]) -> Any:
         from transformers import AutoModelForQuestionAnswering
 
-        return AutoModelForQuestionAnswering.from_pretrained(str(encoder), local_files_only=True)
+        return AutoModelForQuestionAnswering.from_pretrained(
+            local_model_dir(encoder, what="encoder"), local_files_only=True
+        )
 
     def encode(
         self,

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.io import local_model_dir
 from xlalign.evaluation.tasks.data import RetrievalPair
 
 log = logging.getLogger(__name__)
@@ -160,7 +161,7 @@ def _load(encoder: Any, device: Any) -> tuple[Any, Any, Any]:
         return model, tokenizer, dev
     from transformers import AutoModel, AutoTokenizer
 
-    where = Path(encoder)
+    where = Path(local_model_dir(encoder, what="encoder"))
     dev = resolve_device(device)
     try:
         tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from xlalign.core.errors import InputError
-from xlalign.core.io import PathLike, read_json, write_json
+from xlalign.core.io import PathLike, local_model_dir, read_json, write_json
 from xlalign.evaluation.tasks.base import TaskParams
 from xlalign.evaluation.tasks.data import read_records
 from xlalign.evaluation.tasks.registry import TaskInfo, task_info
@@ -284,8 +284,9 @@ def run_retrieval(
 
     info = task_info(name)
     dev = resolve_device(None if device in (None, "auto") else device)
-    tokenizer = AutoTokenizer.from_pretrained(str(encoder))
-    model = AutoModel.from_pretrained(str(encoder)).to(dev).eval()
+    where = local_model_dir(encoder, what="encoder")
+    tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True)
+    model = AutoModel.from_pretrained(where, local_files_only=True).to(dev).eval()
     depth = int(model.config.num_hidden_layers)
     chosen = xtreme_layer_to_hf(7, depth) if layer is None else int(layer)
     if not 0 <= chosen <= depth:

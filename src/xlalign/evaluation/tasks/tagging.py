@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.io import local_model_dir
 from xlalign.evaluation.tasks.base import Encoded, Task, TaskParams
 from xlalign.evaluation.tasks.collate import pad_batch
 from xlalign.evaluation.tasks.data import TaggedSentence
@@ -148,7 +149,7 @@ class TaggingTask(Task):
         from transformers import AutoModelForTokenClassification
 
         return AutoModelForTokenClassification.from_pretrained(
-            str(encoder),
+            local_model_dir(encoder, what="encoder"),
             id2label=dict(enumerate(labels)),
             label2id={label: i for i, label in enumerate(labels)},
             local_files_only=True,
