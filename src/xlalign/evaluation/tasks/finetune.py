@@ -52,7 +52,19 @@ Resuming: checkpoints (weights, optimiser, scheduler, RNG states, Trainer state)
 kept); a rerun resumes from the latest complete one automatically when
 ``work_dir/fingerprint.json`` matches (same task, encoder files, data, parameters, seed,
 labels, devices and precision) and starts afresh otherwise. On success ``work_dir`` is
-removed.
+removed. The Trainer reads every tensor file of a checkpoint with
+``torch.load(weights_only=True)`` and the weights from safetensors; the checkpoint is
+checked the same way before the Trainer sees it, so a planted file that would run code is
+refused with an :class:`InputError` naming it (``training_args.bin``, a pickle of the
+arguments, is written by the Trainer and never read). Each checkpoint also holds, per
+process, the training loss summed since the last log entry
+(``xlalign-log-state_<rank>.json``), so a run resumed from a checkpoint between two log
+entries logs the losses an uninterrupted run logs.
+
+SIGTERM (Slurm pre-emption, :mod:`xlalign.core.interrupt`): training is a checkpointable
+stretch; at the end of the optimiser step in progress the Trainer saves a checkpoint and
+stops, and :class:`~xlalign.core.interrupt.Preempted` is raised (the job exits 143); the
+re-run resumes from that step. Under torchrun the processes agree on the step.
 
 Continual learning (003 section 3, eq. 2): with ``continual=`` (:class:`~.continual.
 Continual`) every training micro-step adds ``alpha`` times an alignment objective's loss on
@@ -80,6 +92,7 @@ import json
 import logging
 import os
 import shutil
+import signal
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -92,13 +105,14 @@ from transformers import set_seed as hf_set_seed
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from transformers.utils import find_labels
 
+from xlalign.core import interrupt
 from xlalign.core.device import (
     deterministic_algorithms,
     resolve_device,
     resolve_precision,
 )
 from xlalign.core.errors import ConfigError, InputError
-from xlalign.core.io import atomic_dir, atomic_open, read_json, write_json
+from xlalign.core.io import atomic_dir, atomic_open, local_model_dir, read_json, write_json
 from xlalign.evaluation.tasks.base import Encoded, Task, TaskParams
 from xlalign.evaluation.tasks.continual import (
     BATCH_KEY,
@@ -118,6 +132,10 @@ PREDICTIONS = "predictions"
 #: batch size of evaluation and prediction (per device) unless ``extra`` says otherwise
 EVAL_BATCH_SIZE = 64
 _TRAINER_STATE = "trainer_state.json"
+#: the logging state of one process in a checkpoint (see the module docstring)
+_LOG_STATE = "xlalign-log-state_{rank}.json"
+#: what the Trainer pickles into a checkpoint and never reads back
+_UNREAD = frozenset({"training_args.bin"})
 #: what a training log entry keeps (the losses of continual learning when present)
 _TRAIN_KEYS = ("step", "epoch", "loss", "task_loss", "align_loss", "learning_rate", "grad_norm")
 #: what the Trainer adds to each evaluation's log besides the task's scores
@@ -310,6 +328,26 @@ def _prepare_work_dir(work_dir: Path, digest: str, is_main: bool) -> None:
     write_json(stamp, {"fingerprint": digest})
 
 
+def check_checkpoint(checkpoint: Path) -> None:
+    """Refuse a checkpoint holding a tensor file that ``torch.load(weights_only=True)``
+    cannot read (an object that would run code when unpickled, or a damaged file): an
+    :class:`InputError` naming it. Memory-mapped, so the tensors are not read."""
+    from transformers.trainer_pt_utils import safe_globals
+
+    for path in sorted(checkpoint.iterdir()):
+        if path.suffix not in (".pt", ".pth", ".bin") or path.name in _UNREAD:
+            continue
+        try:
+            with safe_globals():
+                torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+        except Exception as exc:  # pickle.UnpicklingError, RuntimeError of a bad archive
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise InputError(
+                f"{path}: not a fine-tuning checkpoint file that can be read safely "
+                f"(weights only); remove {checkpoint} to start afresh ({first})"
+            ) from exc
+
+
 # --------------------------------------------------------------------------- results
 
 
@@ -463,7 +501,9 @@ def finetune(
 
     # Labels and features.
     labels = task.label_list(train)
-    tokenizer = AutoTokenizer.from_pretrained(str(encoder), local_files_only=True)
+    tokenizer = AutoTokenizer.from_pretrained(
+        local_model_dir(encoder, what="encoder"), local_files_only=True
+    )
     enc_train = task.encode(train, tokenizer, labels, params, split="train")
     if not enc_train.features:
         raise InputError(f"{task.family}: the training examples gave no features")
@@ -537,6 +577,8 @@ def finetune(
     with args.main_process_first(local=False, desc="checking checkpoints"):
         _prepare_work_dir(work_dir, digest, is_main)
     resume = last_checkpoint(work_dir / CHECKPOINTS)
+    if resume is not None:
+        check_checkpoint(resume)
 
     hf_set_seed(seed)  # the head's initial weights
     model = task.build_model(encoder, labels)
@@ -610,6 +652,12 @@ def finetune(
                 logs.update(means.report(lambda t: self.accelerator.reduce(t, "mean")))
             super().log(logs, start_time)
 
+        def _save_rng_state(self, output_dir: str) -> None:
+            # inside each checkpoint, before its trainer_state.json (written last): the
+            # loss summed since the last log entry (see the module docstring)
+            super()._save_rng_state(output_dir)
+            _write_log_state(Path(output_dir), self, means)
+
         def _get_train_sampler(self, train_dataset: Any = None) -> Any:
             if extra.get("group_by_length"):
                 data = train_dataset if train_dataset is not None else self.train_dataset
@@ -640,13 +688,21 @@ def finetune(
     trainer.remove_callback(ProgressCallback)
     trainer.remove_callback(PrinterCallback)
     trainer.add_callback(_LogMetrics())
+    preemption = _Preemption(trainer, means, resume)
+    trainer.add_callback(preemption)
     if progress:
         trainer.add_callback(_ProgressBar())
     if resume is not None:
         log.info("resuming from %s", resume)
 
     with deterministic_algorithms():
-        out = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        with interrupt.checkpointable():
+            out = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        if preemption.stopped_at is not None or interrupt.requested() is not None:
+            where = trainer.state.global_step
+            log.warning("stopped at step %d (SIGTERM); a re-run resumes there", where)
+            interrupt.raise_if_requested(f"fine-tuning checkpointed at step {where}")
+            raise interrupt.Preempted(signal.SIGTERM, f"another process, step {where}")
         state = trainer.state
         if select_on_dev:
             if state.best_global_step is None:
@@ -777,6 +833,70 @@ def _cap(records: Sequence[Any], n: int | None) -> list[Any]:
 
 def _step_of(checkpoint: Path) -> int:
     return int(checkpoint.name.rsplit("-", 1)[-1])
+
+
+def _write_log_state(checkpoint: Path, trainer: Any, means: LossMeans) -> None:
+    """This process's logging state into ``checkpoint`` (the loss summed since the last
+    log entry, that entry's step, the continual losses' sums)."""
+
+    def number(v: Any) -> float:
+        return float(v.item()) if isinstance(v, torch.Tensor) else float(v)
+
+    state = {
+        "tr_loss": number(trainer._tr_loss),
+        "last_logged": int(trainer._globalstep_last_logged),
+        "means": {
+            "task": number(means.task),
+            "align": number(means.align),
+            "logs": dict(means.logs),
+            "n": int(means.n),
+        },
+    }
+    write_json(checkpoint / _LOG_STATE.format(rank=trainer.args.process_index), state)
+
+
+class _Preemption(TrainerCallback):
+    """SIGTERM during training: save a checkpoint at the end of the step in progress and
+    stop (the caller raises :class:`~xlalign.core.interrupt.Preempted`); on resuming,
+    the logging state saved with the checkpoint is put back."""
+
+    def __init__(self, trainer: Any, means: LossMeans, resume: Path | None) -> None:
+        self.trainer = trainer
+        self.means = means
+        self.resume = resume
+        self.stopped_at: int | None = None
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+        if self.resume is None:
+            return
+        path = self.resume / _LOG_STATE.format(rank=args.process_index)
+        if not path.is_file():  # a checkpoint right after a log entry has nothing pending
+            return
+        saved = read_json(path)
+        try:
+            device = self.trainer._tr_loss.device
+            self.trainer._tr_loss = torch.tensor(saved["tr_loss"], device=device)
+            self.trainer._globalstep_last_logged = int(saved["last_logged"])
+            m = saved["means"]
+            if int(m["n"]):
+                self.means.task = torch.tensor(m["task"], device=device)
+                self.means.align = torch.tensor(m["align"], device=device)
+                self.means.logs = {str(k): float(v) for k, v in m["logs"].items()}
+                self.means.n = int(m["n"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"{path}: not a logging state ({exc})") from exc
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> Any:
+        stop = interrupt.requested() is not None
+        if args.world_size > 1 and torch.distributed.is_initialized():
+            flag = torch.tensor([int(stop)], device=args.device)
+            torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
+            stop = bool(flag.item())
+        if stop:
+            self.stopped_at = int(state.global_step)
+            control.should_save = True
+            control.should_training_stop = True
+        return control
 
 
 class _Timer(TrainerCallback):
