@@ -286,6 +286,18 @@ BAD: dict[str, tuple[dict[str, Any], str]] = {
         {"parallel.sources.en-de": [{"type": "files", "paths": {"en": "a.txt", "de": "b.txt"}}]},
         "parallel.sources.en-de[0].paths.en",
     ),
+    "download-url-field": (
+        {"downloads.cc100.url": "https://x/{cod}.txt.xz"},
+        "downloads.cc100.url",
+    ),
+    "download-url-template": (
+        {"downloads.tasks.xnli.url": "http://x/{file"},
+        "downloads.tasks.xnli.url",
+    ),
+    "download-file-url": (
+        {"downloads.tasks.panx.url": "file:///nope/panx.tar"},
+        "downloads.tasks.panx.url",
+    ),
     # task x language and retrieval set x language without data
     "pos-gold-language": (
         {"zeroshot.tasks.pos-gold.languages": ["he", "de"]},

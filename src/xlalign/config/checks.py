@@ -10,9 +10,11 @@ alike) after the schema; every message names the key and what was expected.
 from __future__ import annotations
 
 import difflib
+import string
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
+from urllib.parse import unquote, urlsplit
 
 import jsonschema
 
@@ -119,10 +121,15 @@ def _path(p: str, base_dir: Path) -> Path:
     return q if q.is_absolute() else base_dir / q
 
 
-def check(cfg: dict[str, Any], *, schema: Mapping[str, Any], base_dir: Path, fail: Fail) -> None:
-    """Every check of this module, in the order a user reads the config."""
+def check_blocks(cfg: dict[str, Any], *, schema: Mapping[str, Any], fail: Fail) -> None:
+    """Ranges over several keys and the pass-through blocks: before the checks that read
+    those blocks, so that a message names the key a user wrote."""
     _ranges(cfg, fail)
     _pass_through(cfg, schema, fail)
+
+
+def check(cfg: dict[str, Any], *, schema: Mapping[str, Any], base_dir: Path, fail: Fail) -> None:
+    """The geometry, files and data checks: after the checks of what each stage reads."""
     try:
         geometry = encoder_geometry(cfg, base_dir)
     except ConfigError as exc:
@@ -131,6 +138,7 @@ def check(cfg: dict[str, Any], *, schema: Mapping[str, Any], base_dir: Path, fai
         _encoder_keys(cfg, geometry, fail)
     _scratch_models(cfg, fail)
     _files(cfg, base_dir, fail)
+    _downloads(cfg, schema, fail)
     _task_data(cfg, fail)
 
 
@@ -405,6 +413,45 @@ def _files(cfg: Mapping[str, Any], base_dir: Path, fail: Fail) -> None:
                 f"{', '.join(source + e for e in ('.src', '.tgt', '.gold'))}; missing "
                 f"{', '.join(source + e for e in missing)}"
             )
+
+
+def _url_fields(url: str, key: str, fail: Fail) -> set[str]:
+    try:
+        return {f for _, f, _, _ in string.Formatter().parse(url) if f is not None}
+    except ValueError as exc:
+        fail(f"{key}: {url!r} is not a valid template ({exc})")
+
+
+def _downloads(cfg: Mapping[str, Any], schema: Mapping[str, Any], fail: Fail) -> None:
+    """URL templates use only the fields their rule fills in (those of the default URL; a
+    task archive's `{file}` may be left out); a file:// URL without fields names a file
+    that must exist."""
+    props = schema["properties"]["downloads"]["properties"]
+    sections = [(k, v, props.get(k, {})) for k, v in cfg["downloads"].items() if k != "tasks"]
+    task_props = props.get("tasks", {}).get("properties", {})
+    sections += [
+        (f"tasks.{k}", v, task_props.get(k, {})) for k, v in cfg["downloads"]["tasks"].items()
+    ]
+    for name, spec, sub in sections:
+        if not isinstance(spec, Mapping) or not isinstance(spec.get("url"), str):
+            continue
+        key = f"downloads.{name}.url"
+        default = (sub.get("default") or {}).get("url")
+        if not isinstance(default, str):
+            continue
+        allowed = _url_fields(default, key, fail) | (
+            {"file"} if name.startswith("tasks.") else set()
+        )
+        fields = _url_fields(spec["url"], key, fail)
+        if fields - allowed:
+            bad = ", ".join("{" + f + "}" for f in sorted(fields - allowed))
+            want = ", ".join("{" + f + "}" for f in sorted(allowed)) or "none"
+            fail(f"{key}: unknown field(s) {bad} in {spec['url']!r}; expected {want}")
+        url = spec["url"]
+        if url.startswith("file://") and not fields:
+            local = Path(unquote(urlsplit(url).path))
+            if not local.is_file():
+                fail(f"{key}: file not found: {local}")
 
 
 # --- task x language combinations without data -------------------------------------------

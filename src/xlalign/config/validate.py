@@ -180,11 +180,12 @@ def _check_semantics(
             fail(f"pretrain.text.sources.{lang}: language {lang!r} is not in `languages`")
         for j, src in enumerate(srcs):
             _check_source(src, lang, f"pretrain.text.sources.{lang}[{j}]", cfg, base_dir, fail)
-    checks.check(cfg, schema=schema, base_dir=base_dir, fail=fail)
+    checks.check_blocks(cfg, schema=schema, fail=fail)
     _check_mapping_and_evaluation(cfg, fail, base_dir)
     _check_parallel(cfg, fail, base_dir)
     _check_zeroshot(cfg, fail)
     _check_pretrain(cfg, fail)
+    checks.check(cfg, schema=schema, base_dir=base_dir, fail=fail)
 
 
 def _check_mapping_and_evaluation(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:
