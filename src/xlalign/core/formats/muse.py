@@ -5,8 +5,9 @@ MUSE splits them (Python's ``str.split``, so Unicode spaces separate too, and a 
 word never holds one); a line with another number of fields is refused with its line;
 blank lines are skipped; a repeated pair is kept once (the first), a source word with
 several translations keeps all of them in file order. MUSE's files have no header: a
-first line that reads like one (``source target``, ``src tgt``, ``src trg``, in any case)
-would be counted as a query, so it is refused with its line. Invalid UTF-8 is refused
+line that reads like one (``source target``, ``src tgt``, ``src trg``, in any case) would
+be counted as a query, so it is refused with its line (on any line, so that the writer,
+which sorts, refuses the same pairs). Invalid UTF-8 is refused
 (MUSE opens dictionaries strictly too). ``lowercase`` folds both words as MUSE's
 lowercase evaluation does.
 """
@@ -25,7 +26,7 @@ _HEADER_TARGET = frozenset({"target", "tgt", "trg"})
 
 
 def looks_like_header(fields: list[str]) -> bool:
-    """Whether the fields of a first line are column names rather than a word pair."""
+    """Whether the fields of a line are column names rather than a word pair."""
     return (
         len(fields) == 2
         and fields[0].lower() in _HEADER_SOURCE
@@ -42,7 +43,6 @@ def read_pairs(path: PathLike, *, lowercase: bool = False) -> list[Pair]:
     """
     seen: set[Pair] = set()
     out: list[Pair] = []
-    first = True
     for lineno, line in enumerate(iter_lines(path), start=1):
         fields = line.split()
         if not fields:
@@ -51,12 +51,11 @@ def read_pairs(path: PathLike, *, lowercase: bool = False) -> list[Pair]:
             raise InputError(
                 f"{path}: line {lineno}: expected 'source target' (2 fields), got {len(fields)}"
             )
-        if first and looks_like_header(fields):
+        if looks_like_header(fields):
             raise InputError(
                 f"{path}: line {lineno}: {line.strip()!r} looks like a header; MUSE "
                 "dictionaries have none (every line is a 'source target' pair): remove it"
             )
-        first = False
         pair = (fields[0].lower(), fields[1].lower()) if lowercase else (fields[0], fields[1])
         if pair not in seen:
             seen.add(pair)

@@ -63,8 +63,8 @@ DUPLICATE_POLICIES = ("error", "first")
 WORD_SEPARATORS = frozenset(" \t\n\r\v\f\0")
 
 _HEADER = re.compile(rb"[ \t]*([0-9]{1,18})[ \t]+([0-9]{1,18})[ \t\r]*")
-#: Rows allocated at a time when the file's size does not bound them (compressed files).
-_GROW_ROWS = 1 << 14
+#: Bytes allocated at a time when the file's size does not bound the rows (compressed).
+_GROW_BYTES = 64 << 20
 #: Longest word of a binary file (bytes) before the record is called corrupt.
 _MAX_WORD_BYTES = 1 << 16
 
@@ -144,23 +144,31 @@ def _check_header_size(
 
 
 class _Rows:
-    """A float32 matrix filled row by row: allocated once when the header is bounded by
-    the file size, grown by chunks otherwise."""
+    """A float32 matrix filled row by row. Allocated at the first row (whose values prove
+    the header's dim): at once for all rows when the header is bounded by the file size,
+    from ``_GROW_BYTES`` and doubling otherwise (a compressed file)."""
 
     def __init__(self, limit: int, dim: int, bounded: bool) -> None:
-        self.limit, self.dim, self.n = limit, dim, 0
-        self.mat = np.empty((limit if bounded else min(limit, _GROW_ROWS), dim), np.float32)
+        self.limit, self.dim, self.bounded, self.n = limit, dim, bounded, 0
+        self.mat = np.empty((0, dim), np.float32)
+
+    def _grow(self) -> None:
+        step = max(1, _GROW_BYTES // (4 * self.dim))
+        rows = self.limit if self.bounded else min(self.limit, max(2 * self.n, step))
+        grown = np.empty((max(rows, self.n + 1), self.dim), np.float32)
+        grown[: self.n] = self.mat[: self.n]
+        self.mat = grown
 
     def add(self, row: np.ndarray) -> None:
         if self.n == self.mat.shape[0]:
-            grown = np.empty((min(self.limit, 2 * self.n + _GROW_ROWS), self.dim), np.float32)
-            grown[: self.n] = self.mat[: self.n]
-            self.mat = grown
+            self._grow()
         self.mat[self.n] = row
         self.n += 1
 
     def matrix(self) -> np.ndarray:
-        return self.mat if self.n == self.mat.shape[0] else self.mat[: self.n].copy()
+        if self.n < self.mat.shape[0]:
+            self.mat.resize((self.n, self.dim), refcheck=False)  # shrinks in place
+        return self.mat
 
 
 class _Words:
