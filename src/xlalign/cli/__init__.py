@@ -30,9 +30,16 @@ from xlalign.core.errors import XlalignError
 __all__ = ["build_parser", "main", "x2static_job"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error told in one line (the usage is one ``--help`` away)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``xlalign`` parser: one subcommand per stage, each from its command module."""
-    parser = argparse.ArgumentParser(prog="xlalign", description=__doc__)
+    parser = _Parser(prog="xlalign", description=__doc__)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress, no report")
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (

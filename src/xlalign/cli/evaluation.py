@@ -55,8 +55,7 @@ def add_bli(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_bli(args: argparse.Namespace) -> None:
-    from xlalign.core.errors import InputError
-    from xlalign.evaluation.bli import evaluate_bli, read_dictionary, without_header
+    from xlalign.evaluation.bli import evaluate_bli, read_dictionary
     from xlalign.static.vectors import load_space
 
     check_paths(
@@ -73,12 +72,7 @@ def _cmd_bli(args: argparse.Namespace) -> None:
     else:
         (sw, sv), _ = load_space(args.src)
         (tw, tv), _ = load_space(args.trg)
-    dic, header = without_header(read_dictionary(args.dictionary, lowercase=args.lowercase), sw, tw)
-    if not dic:
-        raise InputError(
-            f"{args.dictionary}: only a header line ({' '.join(header or ())!r}); "
-            "expected 'source target' pairs"
-        )
+    dic = read_dictionary(args.dictionary, lowercase=args.lowercase)
     out: dict = {}
     for retrieval in args.retrieval:
         res = evaluate_bli(
@@ -94,8 +88,6 @@ def _cmd_bli(args: argparse.Namespace) -> None:
             device=args.device,
         )
         out[retrieval] = res.as_dict()
-        if header is not None:
-            out[retrieval]["header_skipped"] = " ".join(header)
     if args.output:
         write_json(args.output, out)
     json.dump(out, sys.stdout, indent=2, sort_keys=True)

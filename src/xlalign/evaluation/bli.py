@@ -84,46 +84,6 @@ def read_dictionary(path: PathLike, *, lowercase: bool = False) -> dict[str, lis
     return pairs
 
 
-#: Column names a dictionary's first line may hold instead of a pair ("source target").
-HEADER_WORDS = frozenset(
-    {"source", "target", "src", "trg", "tgt", "word", "words", "translation", "translations"}
-    | {"from", "to", "query", "gold", "lang", "language"}
-)
-
-
-def dictionary_header(
-    dictionary: Mapping[str, Sequence[str]], src_words: Sequence[str], tgt_words: Sequence[str]
-) -> tuple[str, str] | None:
-    """The first entry of ``dictionary`` when it is a header line, not a pair: one
-    translation, both words out of the vocabularies, and both column names
-    (:data:`HEADER_WORDS`) or language codes (``en de``). Otherwise None."""
-    from xlalign.core.languages import LANGUAGES
-
-    if not dictionary:
-        return None
-    src, golds = next(iter(dictionary.items()))
-    if len(golds) != 1:
-        return None
-    tgt = golds[0]
-    names = {w.lower() for w in (src, tgt)}
-    if not (names <= HEADER_WORDS or all(w.lower() in LANGUAGES for w in (src, tgt))):
-        return None
-    if src in set(src_words) or tgt in set(tgt_words):
-        return None
-    return src, tgt
-
-
-def without_header(
-    dictionary: dict[str, list[str]], src_words: Sequence[str], tgt_words: Sequence[str]
-) -> tuple[dict[str, list[str]], tuple[str, str] | None]:
-    """``dictionary`` less a header line (:func:`dictionary_header`), which is not a query."""
-    header = dictionary_header(dictionary, src_words, tgt_words)
-    if header is None:
-        return dictionary, None
-    log.warning("dictionary line %r is a header, not a pair: not a query", " ".join(header))
-    return {k: v for k, v in dictionary.items() if k != header[0]}, header
-
-
 @dataclass(frozen=True)
 class BLIResult:
     """Scores of one BLI run and what they were computed over."""
@@ -484,7 +444,7 @@ def bli_direction(
     """
     if not read_pairs(dictionary):
         return {"skipped": f"{dictionary} is empty"}
-    dic, header = without_header(read_dictionary(dictionary), query[0], target[0])
+    dic = read_dictionary(dictionary)
     src_set, tgt_set = set(query[0]), set(target[0])
     if not any(s in src_set and any(t in tgt_set for t in ts) for s, ts in dic.items()):
         # Explicit policy: no pair in vocabulary -> no number (whatever `oov`), with the reason.
@@ -494,8 +454,6 @@ def bli_direction(
             f"in the vocabularies",
         }
     out: dict[str, Any] = {"dictionary": str(dictionary), "queries": " ".join(dic)}
-    if header is not None:
-        out["header_skipped"] = " ".join(header)
     for retrieval in retrievals:
         res = evaluate_bli(
             *query,
