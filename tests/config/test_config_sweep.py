@@ -358,6 +358,14 @@ BAD: dict[str, tuple[dict[str, Any], str]] = {
         {"zeroshot.retrieval.sets.bucc": {"languages": ["ja"]}},
         "zeroshot.retrieval.sets.bucc.languages[0]",
     ),
+    "finetuned-unknown": (
+        {"analysis.distances.finetuned": ["pos-gld"]},
+        "analysis.distances.finetuned[0]",
+    ),
+    "finetuned-retrieval": (
+        {"analysis.distances.finetuned": ["udhr"]},
+        "analysis.distances.finetuned[0]",
+    ),
     "retrieval-max-pairs": ({"zeroshot.retrieval.sets.udhr.max_pairs": 0}, "max_pairs"),
     # single values the schema bounds
     "corpus-max-sentences": ({"corpus.max_sentences": 0}, "corpus.max_sentences"),

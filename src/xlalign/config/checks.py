@@ -459,6 +459,13 @@ def _downloads(cfg: Mapping[str, Any], schema: Mapping[str, Any], fail: Fail) ->
 
 def _task_data(cfg: Mapping[str, Any], fail: Fail) -> None:
     zs = cfg["zeroshot"]
+    for i, task in enumerate(cfg["analysis"]["distances"]["finetuned"]):
+        if task not in registry.TASKS or not registry.finetuned(task):
+            fine = sorted(t for t in registry.TASKS if registry.finetuned(t))
+            fail(
+                f"analysis.distances.finetuned[{i}]: {task!r} is not a fine-tuned task; "
+                f"expected one of {', '.join(fine)} (analysed where zeroshot.tasks has it)"
+            )
     for task, spec in zs["tasks"].items():
         have = task_languages(task)
         if have is None:
