@@ -34,7 +34,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from xlalign.core.errors import DownloadError, InputError, ToolError
-from xlalign.core.io import PathLike, atomic_dir
+from xlalign.core.io import PathLike, atomic_dir, redact_url
 from xlalign.resources.download import download, safe_extract
 
 logger = logging.getLogger(__name__)
@@ -211,7 +211,7 @@ def npm_download(
         logger.info("%s@%s: reusing %s", package, version, target)
         return target
     url = f"{registry.rstrip('/')}/{package.replace('/', '%2F')}/{version}"
-    where = f"npm package {package}@{version} ({url})"
+    where = f"npm package {package}@{version} ({redact_url(url)})"
     with _scratch(dest, ".npm-") as tmp:
         try:
             meta_file = download(
@@ -242,7 +242,8 @@ def npm_download(
             got = hashlib.new(algo, part.read_bytes()).hexdigest()
             if got != want:
                 raise DownloadError(
-                    f"{where}: {tarball} has {algo} {got}, the registry says {want}"
+                    f"{where}: {redact_url(str(tarball))} has {algo} {got}, "
+                    f"the registry says {want}"
                 )
         os.replace(part, target)
     logger.info("%s@%s: saved %s", package, version, target)
