@@ -3,7 +3,11 @@
 Every loader (official XTREME files at full scale, gold data from packages in the
 embedded default) writes one of these record types to ``<split>.jsonl``, one record per
 line; every task reads them back with :func:`read_records`, which checks each line
-against the record's fields and names the file, line and field of anything wrong.
+against the record's fields and names the file, line and field of anything wrong: a line
+that is not a JSON object (or repeats a key), a field missing, unknown or of the wrong type
+(``tokens`` a list of strings, ``heads`` a list of integers, an answer exactly ``text`` and
+``answer_start``; a string with a lone surrogate escape is not text), a record its
+``check`` refuses, invalid UTF-8. Blank lines are skipped.
 
 * :class:`TaggedSentence`: words and one tag per word (NER in IOB2, UPOS).
 * :class:`ParsedSentence`: words, UPOS, heads (1-based, 0 = root) and relations (CoNLL-U).
@@ -26,6 +30,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from xlalign.core.errors import InputError
+from xlalign.core.formats.text import iter_numbered_lines
 from xlalign.core.io import PathLike, atomic_open
 
 
@@ -119,6 +124,64 @@ RECORD_TYPES: dict[str, type] = {
 
 R = TypeVar("R")
 
+_STR, _STRS, _INTS = "a string", "a list of strings", "a list of integers"
+#: The JSON type of every field of every record type.
+FIELD_TYPES: dict[type, dict[str, str]] = {
+    TaggedSentence: {"id": _STR, "tokens": _STRS, "tags": _STRS},
+    ParsedSentence: {"id": _STR, "tokens": _STRS, "upos": _STRS, "heads": _INTS, "deprels": _STRS},
+    PairExample: {"id": _STR, "sentence1": _STR, "sentence2": _STR, "label": _STR},
+    QAExample: {
+        "id": _STR,
+        "context": _STR,
+        "question": _STR,
+        "answers": "a list of {'text': string, 'answer_start': integer}",
+        "title": _STR,
+    },
+    RetrievalPair: {"id": _STR, "source": _STR, "target": _STR},
+}
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_text(x: Any) -> bool:
+    """A string of valid Unicode (JSON's ``\\ud800`` escapes give lone surrogates)."""
+    if not isinstance(x, str):
+        return False
+    try:
+        x.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _has_type(value: Any, kind: str) -> bool:
+    if kind == _STR:
+        return _is_text(value)
+    if not isinstance(value, list):
+        return False
+    if kind == _STRS:
+        return all(_is_text(v) for v in value)
+    if kind == _INTS:
+        return all(_is_int(v) for v in value)
+    return all(
+        isinstance(a, dict)
+        and a.keys() == {"text", "answer_start"}
+        and _is_text(a["text"])
+        and _is_int(a["answer_start"])
+        for a in value
+    )
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} repeated")
+        out[key] = value
+    return out
+
 
 def write_records(path: PathLike, records: Iterable[Any]) -> int:
     """Write records as JSON Lines, atomically; returns how many were written."""
@@ -142,27 +205,41 @@ def iter_records(path: PathLike, kind: type[R] | str) -> Iterator[R]:
         for f in dataclasses.fields(cls)
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     }
+    types = FIELD_TYPES.get(cls, {})
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: no such file (expected {cls.__name__} records, one per line)")
-    with p.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{p}:{lineno}: not JSON ({exc.msg})") from None
-            if not isinstance(obj, dict):
-                raise InputError(f"{p}:{lineno}: expected a JSON object")
-            missing = required - obj.keys()
-            if missing:
-                raise InputError(f"{p}:{lineno}: a {cls.__name__} record needs {sorted(missing)}")
-            rec = cls(**{k: v for k, v in obj.items() if k in names})
-            problem = rec.check()
-            if problem:
-                raise InputError(f"{p}:{lineno}: record {rec.id!r}: {problem}")
-            yield rec
+    for lineno, line in iter_numbered_lines(p, what=f"{cls.__name__} records (JSON Lines)"):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line, object_pairs_hook=_unique_keys)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{p}:{lineno}: not JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:
+            raise InputError(f"{p}:{lineno}: not a record ({exc})") from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{p}:{lineno}: expected a JSON object")
+        missing = required - obj.keys()
+        if missing:
+            raise InputError(f"{p}:{lineno}: a {cls.__name__} record needs {sorted(missing)}")
+        unknown = obj.keys() - names
+        if unknown:
+            raise InputError(
+                f"{p}:{lineno}: a {cls.__name__} record has no field(s) "
+                f"{sorted(unknown)[:5]}; expected {sorted(names)}"
+            )
+        for key, value in obj.items():
+            if key in types and not _has_type(value, types[key]):
+                raise InputError(
+                    f"{p}:{lineno}: field {key!r} is not {types[key]} (found "
+                    f"{type(value).__name__}; strings must be valid Unicode)"
+                )
+        rec = cls(**obj)
+        problem = rec.check()
+        if problem:
+            raise InputError(f"{p}:{lineno}: record {rec.id!r}: {problem}")
+        yield rec
 
 
 def read_records(path: PathLike, kind: type[R] | str) -> list[R]:

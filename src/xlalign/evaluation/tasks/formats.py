@@ -28,6 +28,15 @@ Formats, and the conventions of the reference implementations they follow:
 * Tatoeba as LASER distributes it (:func:`read_tatoeba`) and BUCC 2018
   (:func:`read_bucc`, :class:`BuccCorpus`).
 
+Every reader has a writer of the same format (``write_*``; BUCC's :func:`write_bucc`)
+that the property tests use: what a reader accepts, written back and read again, gives
+the same records. Lines are read with a bound on their length
+(:mod:`xlalign.core.formats.text`); invalid UTF-8 names the line. Refused beyond what each
+reader says: a TSV header in another column order where the reader takes columns by
+position (PAWS-X), a JSON document nested too deeply, a JSON string with a lone surrogate
+escape (not text), a repeated JSON key in a MultiNLI line, a MultiNLI ``pairID`` that is
+not a string or an integer, a SQuAD ``title`` that is not a string.
+
 This module reads plain files; fetching and unpacking the archives is
 :mod:`.official`'s job.
 """
@@ -44,7 +53,8 @@ from typing import Any, Generic, TypeVar
 
 from xlalign.core.errors import InputError
 from xlalign.core.formats import conllu
-from xlalign.core.io import PathLike, atomic_open, iter_lines
+from xlalign.core.formats.text import iter_numbered_lines
+from xlalign.core.io import PathLike, atomic_open
 from xlalign.evaluation.tasks.data import (
     PairExample,
     ParsedSentence,
@@ -86,8 +96,29 @@ class Loaded(Generic[R]):
 
 
 def _lines(path: PathLike) -> Iterator[tuple[int, str]]:
-    """``(line number, line)`` of a UTF-8 text file, line endings removed."""
-    yield from enumerate(iter_lines(path), start=1)
+    """``(line number, line)`` of a UTF-8 text file, line endings removed (a line's length
+    bounded)."""
+    yield from iter_numbered_lines(path)
+
+
+def _is_text(x: Any) -> bool:
+    """A string of valid Unicode (JSON's ``\\ud800`` escapes give lone surrogates)."""
+    if not isinstance(x, str):
+        return False
+    try:
+        x.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} repeated")
+        out[key] = value
+    return out
 
 
 def _header(path: Path, lines: Iterator[tuple[int, str]], required: Sequence[str]) -> list[str]:
@@ -133,13 +164,18 @@ def _json_file(path: PathLike) -> Any:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: file not found (expected SQuAD-format JSON)")
+    raw = p.read_bytes()
     try:
-        with p.open(encoding="utf-8") as fh:
-            return json.load(fh)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(f"{p}:{line}: invalid UTF-8 at byte {exc.start}") from None
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{p}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{p}: invalid UTF-8 at byte {exc.start}") from None
+    except RecursionError:
+        raise InputError(f"{p}: top level: JSON nested too deeply for SQuAD format") from None
 
 
 def _need(path: Path, where: str, obj: Any, key: str, kind: type | tuple[type, ...]) -> Any:
@@ -149,6 +185,8 @@ def _need(path: Path, where: str, obj: Any, key: str, kind: type | tuple[type, .
     if not isinstance(value, kind) or isinstance(value, bool):
         names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
         raise InputError(f"{path}: {where}.{key}: expected {names}, found {type(value).__name__}")
+    if isinstance(value, str) and not _is_text(value):
+        raise InputError(f"{path}: {where}.{key}: a lone surrogate escape; expected text")
     return value
 
 
@@ -169,6 +207,8 @@ def read_squad_json(path: PathLike, *, id_prefix: str | None = None) -> Loaded[Q
     for i, article in enumerate(data):
         where_a = f"data[{i}]"
         title = article.get("title", "") if isinstance(article, dict) else ""
+        if "title" in (article if isinstance(article, dict) else {}):
+            title = _need(p, where_a, article, "title", str)
         paragraphs = _need(p, where_a, article, "paragraphs", list)
         for j, par in enumerate(paragraphs):
             where_p = f"{where_a}.paragraphs[{j}]"
@@ -220,6 +260,26 @@ def read_squad_json(path: PathLike, *, id_prefix: str | None = None) -> Loaded[Q
                     )
                 )
     return out
+
+
+def write_squad_json(path: PathLike, records: Iterable[QAExample]) -> int:
+    """Write questions as SQuAD v1.1 JSON, one article and paragraph per question
+    (atomically); :func:`read_squad_json` reads them back. Returns how many."""
+    data = [
+        {
+            "title": r.title,
+            "paragraphs": [
+                {
+                    "context": r.context,
+                    "qas": [{"id": r.id, "question": r.question, "answers": r.answers}],
+                }
+            ],
+        }
+        for r in records
+    ]
+    with atomic_open(path) as fh:
+        json.dump({"version": "1.1", "data": data}, fh, ensure_ascii=False)
+    return len(data)
 
 
 def read_tydiqa(path: PathLike, lang: str) -> Loaded[QAExample]:
@@ -309,6 +369,21 @@ def read_panx(
         tags.append(tag)
     flush()
     return out
+
+
+def write_panx(path: PathLike, records: Iterable[TaggedSentence], *, lang: str | None) -> int:
+    """Write sentences as PAN-X lines (``<lang>:<token>\\t<TAG>``; raw WikiANN's
+    ``token\\tTAG`` when ``lang`` is None), a blank line after each (atomically);
+    :func:`read_panx` reads them back. Returns how many."""
+    n = 0
+    prefix = f"{lang}:" if lang is not None else ""
+    with atomic_open(path) as fh:
+        for rec in records:
+            n += 1
+            for token, tag in zip(rec.tokens, rec.tags, strict=True):
+                fh.write(f"{prefix}{token}\t{tag}\n")
+            fh.write("\n")
+    return n
 
 
 # ------------------------------------------------------------------------------ CoNLL-U
@@ -611,11 +686,13 @@ def read_xnli_mt_train(path: PathLike) -> Loaded[PairExample]:
     p = Path(path)
     lines = _lines(p)
     cols = _header(p, lines, ("premise", "hypo", "label"))
+    idx = {c: i for i, c in enumerate(cols)}
     out: Loaded[PairExample] = Loaded()
     for lineno, line in lines:
         if not line.strip():
             continue
-        s1, s2, raw = _fields(p, lineno, line, len(cols), "premise, hypo, label")[:3]
+        row = _fields(p, lineno, line, len(cols), "the header's columns")
+        s1, s2, raw = row[idx["premise"]], row[idx["hypo"]], row[idx["label"]]
         label = _nli_label(p, lineno, raw, out)
         if label is not None:
             _add_pair(out, f"{p.name}:{lineno}", s1, s2, label)
@@ -632,15 +709,20 @@ def read_multinli(path: PathLike) -> Loaded[PairExample]:
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = json.loads(line, object_pairs_hook=_unique_keys)
             except json.JSONDecodeError as exc:
                 raise InputError(f"{p}:{lineno}: not JSON ({exc.msg})") from None
+            except (ValueError, RecursionError) as exc:
+                raise InputError(f"{p}:{lineno}: not a MultiNLI line ({exc})") from None
             for key in ("gold_label", "sentence1", "sentence2"):
-                if not isinstance(obj, dict) or not isinstance(obj.get(key), str):
+                if not isinstance(obj, dict) or not _is_text(obj.get(key)):
                     raise InputError(f"{p}:{lineno}: expected a string {key!r}")
+            pid = obj.get("pairID")
+            if pid is not None and not (_is_text(pid) or type(pid) is int):
+                raise InputError(f"{p}:{lineno}: 'pairID' is {type(pid).__name__}; expected text")
             label = _nli_label(p, lineno, obj["gold_label"], out)
             if label is not None:
-                rid = str(obj.get("pairID") or f"{p.name}:{lineno}")
+                rid = str(pid or f"{p.name}:{lineno}")
                 _add_pair(out, rid, obj["sentence1"], obj["sentence2"], label)
         return out
     lines = _lines(p)
@@ -664,7 +746,7 @@ def read_pawsx(path: PathLike) -> Loaded[PairExample]:
     p = Path(path)
     lines = _lines(p)
     cols = _header(p, lines, ("id", "sentence1", "sentence2", "label"))
-    if len(cols) != 4:
+    if cols != ["id", "sentence1", "sentence2", "label"]:
         raise InputError(f"{p}:1: header {cols}; expected id, sentence1, sentence2, label")
     out: Loaded[PairExample] = Loaded()
     for lineno, line in lines:
@@ -676,6 +758,51 @@ def read_pawsx(path: PathLike) -> Loaded[PairExample]:
             raise InputError(f"{p}:{lineno}: label {label!r}; expected '0' or '1'")
         _add_pair(out, rid, s1, s2, label)
     return out
+
+
+def _write_tsv(path: PathLike, header: Sequence[str], rows: Iterable[Sequence[str]]) -> int:
+    n = 0
+    with atomic_open(path) as fh:
+        fh.write("\t".join(header) + "\n")
+        for row in rows:
+            fh.write("\t".join(row) + "\n")
+            n += 1
+    return n
+
+
+def write_xnli(path: PathLike, records: Iterable[PairExample], *, lang: str) -> int:
+    """Write pairs of one language as XNLI-1.0 TSV (atomically); :func:`read_xnli`."""
+    header = ("language", "gold_label", "sentence1", "sentence2", "pairID")
+    rows = ((lang, r.label, r.sentence1, r.sentence2, r.id) for r in records)
+    return _write_tsv(path, header, rows)
+
+
+def write_xnli_mt_train(path: PathLike, records: Iterable[PairExample]) -> int:
+    """Write pairs as XNLI-MT's training TSV (atomically); :func:`read_xnli_mt_train`."""
+    rows = ((r.sentence1, r.sentence2, r.label) for r in records)
+    return _write_tsv(path, ("premise", "hypo", "label"), rows)
+
+
+def write_multinli(path: PathLike, records: Iterable[PairExample]) -> int:
+    """Write pairs as MultiNLI JSON Lines (atomically); :func:`read_multinli`."""
+    n = 0
+    with atomic_open(path) as fh:
+        for r in records:
+            n += 1
+            obj = {
+                "gold_label": r.label,
+                "sentence1": r.sentence1,
+                "sentence2": r.sentence2,
+                "pairID": r.id,
+            }
+            fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    return n
+
+
+def write_pawsx(path: PathLike, records: Iterable[PairExample]) -> int:
+    """Write pairs as a PAWS-X TSV (atomically); :func:`read_pawsx` reads them back."""
+    rows = ((r.id, r.sentence1, r.sentence2, r.label) for r in records)
+    return _write_tsv(path, ("id", "sentence1", "sentence2", "label"), rows)
 
 
 # ------------------------------------------------------------------------------ retrieval
@@ -711,8 +838,10 @@ def read_tatoeba(source: PathLike, english: PathLike) -> Loaded[RetrievalPair]:
     src = [line for _, line in _lines(source)]
     eng = [line for _, line in _lines(english)]
     if len(src) != len(eng):
+        short = english if len(eng) < len(src) else source
         raise InputError(
-            f"{source}: {len(src)} lines but {english} has {len(eng)}; expected line-aligned files"
+            f"{source}: {len(src)} lines but {english} has {len(eng)}; expected line-aligned "
+            f"files ({short} ends before line {min(len(src), len(eng)) + 1})"
         )
     out: Loaded[RetrievalPair] = Loaded()
     for i, (s, e) in enumerate(zip(src, eng, strict=True)):
@@ -721,6 +850,16 @@ def read_tatoeba(source: PathLike, english: PathLike) -> Loaded[RetrievalPair]:
             continue
         out.records.append(RetrievalPair(id=str(i), source=s, target=e))
     return out
+
+
+def write_tatoeba(source: PathLike, english: PathLike, records: Iterable[RetrievalPair]) -> int:
+    """Write pairs as line-aligned Tatoeba files (atomically); :func:`read_tatoeba`."""
+    recs = list(records)
+    with atomic_open(source) as fs:
+        fs.writelines(f"{r.source}\n" for r in recs)
+    with atomic_open(english) as fe:
+        fe.writelines(f"{r.target}\n" for r in recs)
+    return len(recs)
 
 
 #: BUCC 2018's languages (paired with English).
