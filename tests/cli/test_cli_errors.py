@@ -334,17 +334,19 @@ def test_os_error_is_one_line_naming_the_path(
         assert str(out) in line
 
 
-def test_full_disk_for_real(f: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    """Writing a map's output where the device is full: /dev/full as the stats file."""
+def test_device_output_refused_device_input_read(
+    f: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """/dev/full as an output is refused before any work (the atomic writer would rename a
+    file over it); a device or a pipe as an input is read as a stream."""
     if not Path("/dev/full").exists():
         pytest.skip("no /dev/full")
-    from xlalign.cli.common import PathArg, output_file
-
-    assert isinstance(output_file, PathArg)
-    # /dev/full is not a regular file: refused before any work, as a usage error
     rc = main(["aer", _s(f["pred"]), _s(f["gold"]), "-o", "/dev/full"])
     line = _one_line_error(capsys.readouterr().err, " aer")
     assert rc == 2 and "/dev/full: not a regular file" in line
+    rc = main(["bli", _s(f["src"]), _s(f["trg"]), "-d", "/dev/null"])
+    line = _one_line_error(capsys.readouterr().err, " bli")
+    assert rc == 1 and "/dev/null" in line  # read, and found empty
 
 
 def test_unexpected_exception_still_shows_a_traceback(

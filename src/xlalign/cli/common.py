@@ -74,8 +74,7 @@ def _readable_file(text: str, what: str = "file") -> str:
         raise argparse.ArgumentTypeError(f"{text}: {what} not found")
     if p.is_dir():
         raise argparse.ArgumentTypeError(f"{text}: is a directory; expected a {what}")
-    if not p.is_file():
-        raise argparse.ArgumentTypeError(f"{text}: not a regular file; expected a {what}")
+    # a pipe (``<(zcat x.gz)``) or a device is read as a stream: not refused
     if not os.access(p, os.R_OK):
         raise argparse.ArgumentTypeError(f"{text}: permission denied (cannot read it)")
     return text

@@ -16,7 +16,6 @@ from xlalign.cli.common import (
     positive_int,
     report,
 )
-from xlalign.core.errors import XlalignError
 
 
 def _existing(item: str, path: str) -> None:
@@ -82,16 +81,10 @@ def add_sample(sub: argparse._SubParsersAction) -> None:
 
 def _cmd_sample(args: argparse.Namespace) -> None:
     from xlalign.corpus.sample import sample_corpus
-    from xlalign.corpus.sources import SOURCE_TYPES, iter_sources
+    from xlalign.corpus.sources import iter_sources
 
-    specs = []
-    for item in args.source:
-        kind, sep, path = item.partition(":")
-        if not sep or kind not in SOURCE_TYPES:
-            raise XlalignError(
-                f"--source {item!r}: expected TYPE:PATH with TYPE one of {', '.join(SOURCE_TYPES)}"
-            )
-        specs.append((kind, path))
+    # TYPE:PATH, checked by _sample_source
+    specs = [(kind, path) for kind, _, path in (i.partition(":") for i in args.source)]
     stats_path = args.stats or default_stats_path(args.output)
     check_paths(inputs=[p for _, p in specs], outputs=[args.output, stats_path], args=args)
     stats = sample_corpus(
@@ -193,13 +186,8 @@ def _cmd_parallel(args: argparse.Namespace) -> None:
 
     specs = []
     for i, item in enumerate(args.source):
-        kind, sep, rest = item.partition(":")
+        kind, _, rest = item.partition(":")  # checked by _parallel_source
         paths = rest.split(",")
-        if not sep or kind not in ("units", "lines", "wikimatrix"):
-            raise XlalignError(
-                f"--source {item!r}: expected units:HUB.tsv,OTHER.tsv, lines:HUB.txt,OTHER.txt "
-                "or wikimatrix:FILE.tsv.gz"
-            )
         specs.append(
             {
                 "kind": kind,
