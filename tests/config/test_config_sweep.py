@@ -611,3 +611,8 @@ def test_check_config_errors_on_files(tmp_path: Path) -> None:
     utf = _file_cases(tmp_path)["invalid-utf8"][0]
     r = _run([str(BIN / "xlalign"), "check-config", str(utf)], tmp_path)
     assert r.returncode != 0 and "invalid UTF-8" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("name", ["embedded", "paper-v2", "run_1", "a.b", "_x", "X9"])
+def test_safe_names_are_accepted(name: str, tmp_path: Path) -> None:
+    assert validate(mutate(BASE, {"name": name}), base_dir=tmp_path)["name"] == name

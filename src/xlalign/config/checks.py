@@ -113,7 +113,7 @@ def _unknown(keys: Iterable[str], allowed: Iterable[str], key: str, fail: Fail, 
     for k in sorted(set(keys) - set(allowed), key=str):
         near = difflib.get_close_matches(str(k), allowed, n=1)
         hint = f" (did you mean {near[0]!r}?)" if near else ""
-        fail(f"{key}.{k}: unknown key{hint}; {what} take(s) {', '.join(allowed) or 'no keys'}")
+        fail(f"{key}.{k}: unknown key{hint}; {what}: {', '.join(allowed) or 'none'}")
 
 
 def _path(p: str, base_dir: Path) -> Path:
@@ -175,7 +175,7 @@ def objective_settings(name: str, settings: Any, key: str, fail: Fail) -> None:
     if not isinstance(settings, Mapping):
         fail(f"{key}: expected a mapping of settings, got {settings!r}")
     allowed = [*recipes.OBJECTIVE_DEFAULTS[name], "weight", "static"]
-    _unknown(settings, allowed, key, fail, f"objective {name!r}")
+    _unknown(settings, allowed, key, fail, f"the keys of objective {name!r}")
     for k, v in settings.items():
         _schema_errors(v, OBJECTIVE_VALUES.get(k, {}), f"{key}.{k}", fail)
 
@@ -185,7 +185,7 @@ def _objectives_block(block: Any, key: str, fail: Fail) -> None:
         return
     if not isinstance(block, Mapping):
         fail(f"{key}: expected a mapping objective -> settings, got {block!r}")
-    _unknown(block, recipes.OBJECTIVE_DEFAULTS, key, fail, "objectives")
+    _unknown(block, recipes.OBJECTIVE_DEFAULTS, key, fail, "the objectives")
     for name, settings in block.items():
         objective_settings(name, settings or {}, f"{key}.{name}", fail)
 
@@ -243,7 +243,9 @@ def _pass_through(cfg: Mapping[str, Any], schema: Mapping[str, Any], fail: Fail)
     for stage in ("derived", "metapretrain"):
         section = cfg[stage]["pretrain"]
         key = f"{stage}.pretrain"
-        _unknown(section, [*SCRATCH_PARAM_KEYS, *SCRATCH_OTHER_KEYS], key, fail, key)
+        _unknown(
+            section, [*SCRATCH_PARAM_KEYS, *SCRATCH_OTHER_KEYS], key, fail, f"the keys of {key}"
+        )
         _schema_errors(section, block, key, fail)
         _objectives_block(section.get("objectives"), f"{key}.objectives", fail)
 

@@ -90,6 +90,11 @@ def _describe(err: jsonschema.ValidationError) -> str:
         return f"{key}: got {err.instance!r}, expected one of {allowed}"
     if err.validator == "type":
         return f"{key}: got {err.instance!r}, expected type {err.validator_value}"
+    if err.validator == "pattern" and key == "name":
+        return (
+            f"name: got {err.instance!r}, expected letters, digits, '.', '_' and '-', not "
+            "starting with '.' or '-' (results/<name> must be a directory of results/)"
+        )
     if err.validator == "pattern":
         return f"{key}: got {err.instance!r}, expected a string matching {err.validator_value}"
     if err.validator == "uniqueItems":
