@@ -126,6 +126,36 @@ def _example_records() -> bytes:
 
 _EXAMPLES = _example_records()
 
+
+def _json_variants(raw: bytes) -> list[bytes]:
+    """A JSON document with, in turn, each key removed and each value replaced by a value
+    of another type: near-valid SQuAD files that reach the checks behind the syntax."""
+    doc = json.loads(raw)
+    out: list[bytes] = []
+    replacements = [None, 1, -3, 2.5, True, "x", "", [], {}, "\ud800"]
+
+    def walk(node, rebuild) -> None:
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, value in list(items):
+            if isinstance(node, dict):
+                out.append(rebuild({k: v for k, v in node.items() if k != key}))
+            for r in replacements:
+                copy = dict(node) if isinstance(node, dict) else list(node)
+                copy[key] = r
+                out.append(rebuild(copy))
+            if isinstance(value, dict | list):
+
+                def sub(new, node=node, key=key, rebuild=rebuild):
+                    copy = dict(node) if isinstance(node, dict) else list(node)
+                    copy[key] = new
+                    return rebuild(copy)
+
+                walk(value, sub)
+
+    walk(doc, lambda d: json.dumps(d, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    return out
+
+
 #: reader name -> (property, valid inputs, phrases of whole-file errors)
 READERS: dict[str, tuple[Callable[[Path, Path], None], list[bytes], tuple[str, ...]]] = {
     "panx": (
@@ -160,7 +190,11 @@ READERS: dict[str, tuple[Callable[[Path, Path], None], list[bytes], tuple[str, .
     "pawsx": (_pawsx, [_fixture("pawsx", "dev_2k.tsv")], ("empty file",)),
     "squad": (
         _squad,
-        [_fixture("squad.json"), _fixture("tydiqa-goldp.json")],
+        [
+            _fixture("squad.json"),
+            _fixture("tydiqa-goldp.json"),
+            *_json_variants(_fixture("squad.json")),
+        ],
         ("file not found", *JSON_WHERE),
     ),
     **{
