@@ -366,6 +366,24 @@ BAD: dict[str, tuple[dict[str, Any], str]] = {
         {"analysis.distances.finetuned": ["udhr"]},
         "analysis.distances.finetuned[0]",
     ),
+    "distances-pair": ({"analysis.distances.pairs": ["en-fr"]}, "analysis.distances.pairs[0]"),
+    "gold-pair": ({"analysis.gold.pair": "ende"}, "analysis.gold.pair"),
+    "dictionary-template": (
+        {"align.dictionary": {"source": "file", "path": "d/{lang}{x}"}},
+        "align.dictionary.path",
+    ),
+    "extra-space-template": (
+        {"evaluate.extra_spaces.ft": "v/{lang}{x}.vec"},
+        "evaluate.extra_spaces.ft",
+    ),
+    "feature-based-unknown": (
+        {"zeroshot.tasks.pos-gold.params.extra.feature_based": {"layer": [6]}},
+        "zeroshot.tasks.pos-gold.params.extra.feature_based",
+    ),
+    "feature-based-layers": (
+        {"zeroshot.tasks.pos-gold.params.extra.feature_based": {"layers": [6, 13]}},
+        "zeroshot.tasks.pos-gold.params.extra.feature_based.layers[1]",
+    ),
     "retrieval-max-pairs": ({"zeroshot.retrieval.sets.udhr.max_pairs": 0}, "max_pairs"),
     # single values the schema bounds
     "corpus-max-sentences": ({"corpus.max_sentences": 0}, "corpus.max_sentences"),

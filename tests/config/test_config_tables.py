@@ -60,6 +60,15 @@ def test_extra_keys_are_what_the_fine_tuning_code_reads() -> None:
     assert set(checks._EXTRA_VALUES) == {k for v in read.values() for k in v}
 
 
+def test_feature_based_options_match_the_feature_spec() -> None:
+    from xlalign.evaluation.tasks.feature_based import FeatureSpec
+
+    schema = checks._EXTRA_VALUES["feature_based"]["anyOf"][1]
+    assert set(schema["properties"]) == {f.name for f in dataclasses.fields(FeatureSpec)} - {
+        "given"
+    }
+
+
 def test_every_objective_setting_has_a_value_check() -> None:
     from xlalign.pretrain.recipes import OBJECTIVE_DEFAULTS
 

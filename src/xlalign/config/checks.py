@@ -55,7 +55,35 @@ _EXTRA_VALUES: dict[str, Any] = {
     "group_by_length": {"type": "boolean"},
     "eval_batch_size": {"type": "integer", "minimum": 1},
     "warmup_ratio": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
-    "feature_based": {"type": ["boolean", "object"]},
+    "feature_based": {
+        "anyOf": [
+            {"type": ["boolean", "null"]},
+            {
+                # xlalign.evaluation.tasks.feature_based.FeatureSpec (a test compares)
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "layers": {
+                        "anyOf": [
+                            {"const": "all"},
+                            {
+                                "type": "array",
+                                "minItems": 1,
+                                "items": {"type": "integer", "minimum": 0},
+                            },
+                        ]
+                    },
+                    "mix": {"enum": ["scalar", "weighted"]},
+                    "transformer_layers": {"type": "integer", "minimum": 0},
+                    "dropout": {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
+                    "crf": {"type": "boolean"},
+                    "bio_constraints": {"type": "boolean"},
+                    "mapping": {"type": ["string", "null"]},
+                    "hub": {"type": "string"},
+                },
+            },
+        ]
+    },
     "decoding": {"enum": ["mst", "argmax"]},
     "exclude_punct": {"type": "boolean"},
     "eval_max_length": {"type": "integer", "minimum": 3},
@@ -319,6 +347,12 @@ def _encoder_keys(cfg: Mapping[str, Any], geo: Geometry, fail: Fail) -> None:
         )
     tasks = cfg["zeroshot"]["tasks"]
     _task_lengths(tasks, tasks, "zeroshot.tasks", geo.positions, fail, origin)
+    for task, spec in tasks.items():
+        fb = (spec["params"].get("extra") or {}).get("feature_based")
+        layers = fb.get("layers") if isinstance(fb, Mapping) else None
+        for i, layer in enumerate(layers if isinstance(layers, list) else []):
+            where = f"zeroshot.tasks.{task}.params.extra.feature_based.layers[{i}]"
+            _layer(layer, where, depth, fail, lowest=0, origin=origin)
     an = cfg["analysis"]
     if an["enabled"]:
         layer = an["distances"]["layer"]
@@ -373,6 +407,16 @@ def _scratch_models(cfg: Mapping[str, Any], fail: Fail) -> None:
 # --- files the configuration names -------------------------------------------------------
 
 
+def _template(template: str, key: str, fail: Fail, **fields: str) -> str:
+    """``template`` with ``fields`` filled in; unknown or malformed fields named by key."""
+    used = _url_fields(template, key, fail)
+    unknown = used - set(fields)
+    if unknown:
+        want = ", ".join("{" + f + "}" for f in sorted(fields))
+        fail(f"{key}: unknown field(s) {sorted(unknown)} in {template!r}; expected {want}")
+    return template.format(**fields)
+
+
 def _files(cfg: Mapping[str, Any], base_dir: Path, fail: Fail) -> None:
     langs = cfg["languages"]
     align = cfg["align"]
@@ -381,12 +425,12 @@ def _files(cfg: Mapping[str, Any], base_dir: Path, fail: Fail) -> None:
         for lang in langs:
             if lang == align["hub"]:
                 continue
-            path = dic["path"].format(lang=lang)
+            path = _template(dic["path"], "align.dictionary.path", fail, lang=lang)
             if not _path(path, base_dir).is_file():
                 fail(f"align.dictionary.path: file not found for {lang!r}: {path}")
     for name, template in cfg["evaluate"]["extra_spaces"].items():
         for lang in langs:
-            path = template.format(lang=lang)
+            path = _template(template, f"evaluate.extra_spaces.{name}", fail, lang=lang)
             if not _path(path, base_dir).is_file():
                 fail(f"evaluate.extra_spaces.{name}: file not found for {lang!r}: {path}")
     priors = cfg["wordalign"]["priors"]
@@ -394,7 +438,7 @@ def _files(cfg: Mapping[str, Any], base_dir: Path, fail: Fail) -> None:
         from xlalign.config.validate import parallel_pairs
 
         for src, tgt in parallel_pairs(cfg):
-            path = priors.format(pair=f"{src}-{tgt}")
+            path = _template(priors, "wordalign.priors", fail, pair=f"{src}-{tgt}")
             if not _path(path, base_dir).is_file():
                 fail(f"wordalign.priors: file not found for {src}-{tgt}: {path}")
     curve = cfg["results"]["learning_curve"]

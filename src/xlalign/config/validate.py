@@ -400,10 +400,16 @@ def _check_analyses(cfg: dict[str, Any], fail: Any, pairs: Any) -> None:
                 fail(f"metapretrain.evaluate.retrieval: {rset!r} is not in zeroshot.retrieval.sets")
     an = cfg["analysis"]
     if an["enabled"]:
-        for pair in [*an["distances"]["pairs"], an["gold"]["pair"]]:
+        keyed = [
+            (f"analysis.distances.pairs[{i}]", p) for i, p in enumerate(an["distances"]["pairs"])
+        ]
+        for key, pair in [*keyed, ("analysis.gold.pair", an["gold"]["pair"])]:
             src, _, tgt = pair.partition("-")
             if (src, tgt) not in set(pairs):
-                fail(f"analysis: {pair!r} has no word-aligned bitext: add it to parallel.sources")
+                fail(
+                    f"{key}: analysis: {pair!r} has no word-aligned bitext: add it to "
+                    "parallel.sources"
+                )
 
 
 def _check_parallel(cfg: dict[str, Any], fail: Any, base_dir: Path) -> None:
