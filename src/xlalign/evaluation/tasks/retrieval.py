@@ -18,6 +18,12 @@ sentences are compared by cosine similarity.
 Layers are always named by their Hugging Face ``hidden_states`` index: 0 is the embedding
 output, ``depth`` the last transformer layer.
 
+Resuming (:class:`BatchCheckpoint`): given a checkpoint, :func:`pooled_hidden_states`
+saves the pooled rows of the batches done so far every few minutes and, on SIGTERM
+(:mod:`xlalign.core.interrupt`), at the end of the batch in progress before raising
+:class:`~xlalign.core.interrupt.Preempted`; a re-run with the same sentences and settings
+skips those batches (a forward pass per batch in eval mode: the rows are what they were).
+
 Directions: "xx->en" means each non-English sentence is a query and retrieves among all
 English sentences; "en->xx" the reverse. XTREME's Tatoeba number is "en->xx" (its
 ``similarity_search`` indexes the non-English side and queries it with the English
@@ -30,7 +36,11 @@ when given the texts) is reported beside it as ``accuracy_text``.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import logging
+import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -39,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from xlalign.core import interrupt
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import local_model_dir
 from xlalign.evaluation.tasks.data import RetrievalPair
@@ -115,6 +126,46 @@ class PoolingStats:
         return {k: v for k, v in d.items() if not k.endswith("_mask")}
 
 
+class BatchCheckpoint:
+    """The pooled rows of the batches :func:`pooled_hidden_states` has done, in one ``.npz``
+    file (written atomically, read without pickle) with the key of the call it belongs to;
+    saved every ``every_s`` seconds and when SIGTERM asks the job to stop."""
+
+    def __init__(self, path: Path, every_s: float = 300.0) -> None:
+        self.path = Path(path)
+        self.every_s = float(every_s)
+        #: batches skipped by the last call that resumed from this file
+        self.resumed_batches = 0
+
+    def load(self, key: str) -> tuple[int, np.ndarray] | None:
+        """(batches done, their rows ``[layers, rows, hidden]``) of the call with ``key``;
+        None when there is no such file or it belongs to another call."""
+        if not self.path.is_file():
+            return None
+        try:
+            with np.load(self.path, allow_pickle=False) as data:
+                saved = bytes(data["key"]).decode()
+                batches, rows = int(data["batches"]), np.array(data["rows"])
+        except (OSError, ValueError, KeyError) as exc:
+            raise InputError(f"{self.path}: not a retrieval checkpoint ({exc})") from exc
+        if saved != key:
+            log.warning("%s: a checkpoint of other sentences or settings; ignored", self.path)
+            return None
+        return batches, rows
+
+    def save(self, key: str, batches: int, rows: np.ndarray) -> None:
+        from xlalign.core.io import atomic_path
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(self.path) as tmp, open(tmp, "wb") as fh:
+            np.savez(
+                fh,
+                key=np.frombuffer(key.encode(), dtype=np.uint8),
+                batches=np.int64(batches),
+                rows=rows,
+            )
+
+
 def _model_max_length(model: Any, tokenizer: Any) -> int | None:
     """The longest input the model's position embeddings take, where it can be told."""
     limits = []
@@ -184,6 +235,7 @@ def pooled_hidden_states(
     device: Any = None,
     layers: Sequence[int] | None = None,
     stats: PoolingStats | None = None,
+    checkpoint: BatchCheckpoint | None = None,
 ) -> np.ndarray:
     """Pooled sentence vectors at every layer, float32 ``[len(layers), n, hidden]``
     (``layers`` default: all ``depth + 1`` ``hidden_states``, 0 = embeddings).
@@ -200,7 +252,8 @@ def pooled_hidden_states(
     the tokenizer and counted in ``stats``; a sentence with no subword besides the special
     tokens is counted as empty, and its row is NaN where the pooling has nothing to
     average. ``device``: a torch device (default: the pair's model's, or
-    :func:`xlalign.core.device.resolve_device`).
+    :func:`xlalign.core.device.resolve_device`). ``checkpoint``: resume from and save to
+    it (see the module docstring).
     """
     import torch
 
@@ -265,8 +318,32 @@ def pooled_hidden_states(
     order = sorted(range(n), key=lambda i: -len(features[i]["input_ids"]))
     out: np.ndarray | None = None
     model_inputs = _forward_keys(model)
-    with torch.inference_mode():
-        for s in range(0, n, batch_size):
+    starts = list(range(0, n, batch_size))
+    done = 0
+    key = ""
+    if checkpoint is not None:
+        digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()
+        settings = [n, wanted, pooling, include_special, batch_size, eff_max, hidden, digest]
+        key = json.dumps(settings)
+        saved = checkpoint.load(key)
+        if saved is not None:
+            done, rows = saved
+            out = np.empty((len(wanted), n, rows.shape[-1]), dtype=np.float32)
+            out[:, order[: rows.shape[1]], :] = rows
+            st.batches += done
+            log.info("%s: resuming after %d of %d batches", checkpoint.path, done, len(starts))
+        checkpoint.resumed_batches = done
+    last_save = time.monotonic()
+
+    def rows_done(k: int) -> np.ndarray:
+        assert out is not None
+        return out[:, order[: min(n, k * batch_size)], :]
+
+    # SIGTERM: a request polled after each batch when there is a checkpoint to write
+    stoppable = interrupt.checkpointable() if checkpoint is not None else contextlib.nullcontext()
+    with torch.inference_mode(), stoppable:
+        for b in range(done, len(starts)):
+            s = starts[b]
             idx = order[s : s + batch_size]
             batch = tokenizer.pad([features[i] for i in idx], padding=True, return_tensors="pt")
             special = batch.pop("special_tokens_mask")
@@ -291,6 +368,13 @@ def pooled_hidden_states(
                 if out is None:
                     out = np.empty((len(wanted), n, pooled.shape[-1]), dtype=np.float32)
                 out[row, idx, :] = pooled.cpu().numpy()
+            if checkpoint is not None and b + 1 < len(starts):
+                if interrupt.requested() is not None:
+                    checkpoint.save(key, b + 1, rows_done(b + 1))
+                    interrupt.raise_if_requested(f"{checkpoint.path}: {b + 1} batches saved")
+                if time.monotonic() - last_save >= checkpoint.every_s:
+                    checkpoint.save(key, b + 1, rows_done(b + 1))
+                    last_save = time.monotonic()
     assert out is not None
     return out
 
@@ -398,6 +482,7 @@ def evaluate_retrieval(
     batch_size: int = 32,
     max_length: int = 512,
     device: Any = None,
+    checkpoints: Mapping[str, BatchCheckpoint] | None = None,
 ) -> dict[str, Any]:
     """Retrieval of a set of sentence pairs at ``layer`` (a Hugging Face ``hidden_states``
     index) and at every layer, from one forward pass per batch and side.
@@ -410,7 +495,8 @@ def evaluate_retrieval(
     on their side), ``predictions`` (per evaluated query, in pair order: ``ids`` and the id
     of the retrieved pair per direction) and the conventions used (``layer_convention``,
     ``layer``, ``depth``, ``pooling``, ``include_special``, ``max_length``, ``similarity``,
-    ``xtreme_direction``).
+    ``xtreme_direction``). ``checkpoints``: a :class:`BatchCheckpoint` per side
+    (``"source"``, ``"target"``) to resume from and save to.
     """
     if not pairs:
         raise InputError("retrieval: no sentence pairs")
@@ -434,8 +520,13 @@ def evaluate_retrieval(
         "device": device,
     }
     src_stats, tgt_stats = PoolingStats(), PoolingStats()
-    src_states = pooled_hidden_states((model, tokenizer), src_texts, stats=src_stats, **kw)
-    tgt_states = pooled_hidden_states((model, tokenizer), tgt_texts, stats=tgt_stats, **kw)
+    ck = checkpoints or {}
+    src_states = pooled_hidden_states(
+        (model, tokenizer), src_texts, stats=src_stats, checkpoint=ck.get("source"), **kw
+    )
+    tgt_states = pooled_hidden_states(
+        (model, tokenizer), tgt_texts, stats=tgt_stats, checkpoint=ck.get("target"), **kw
+    )
     keep = [
         i for i in range(len(pairs)) if not (src_stats.empty_mask[i] or tgt_stats.empty_mask[i])
     ]
@@ -710,6 +801,7 @@ def bucc_evaluate(
 
 __all__ = [
     "DIRECTIONS",
+    "BatchCheckpoint",
     "PoolingStats",
     "bucc_candidates",
     "bucc_evaluate",

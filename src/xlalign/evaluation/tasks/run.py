@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -272,15 +273,28 @@ def run_retrieval(
     max_length: int = 512,
     max_pairs: int | None = None,
     device: str | None = None,
+    work_dir: PathLike | None = None,
 ) -> dict[str, Any]:
     """Sentence retrieval of every language's pairs in ``sets`` (lang -> file) with
     ``encoder``, at ``layer`` (Hugging Face ``hidden_states`` index; None = XTREME's) and
-    across every layer; writes and returns the results."""
+    across every layer; writes and returns the results.
+
+    Resuming: ``work_dir`` (default ``<stats_path>.work``) keeps each finished language's
+    results and, within a language, the pooled batches so far
+    (:class:`~xlalign.evaluation.tasks.retrieval.BatchCheckpoint`: saved every few minutes
+    and on SIGTERM, when the job exits 143); a re-run of the same job (encoder, files,
+    settings and device type alike) goes on from there and writes what an uninterrupted
+    run writes. The predictions folder and the results appear at the end; ``work_dir`` is
+    then removed."""
     from transformers import AutoModel, AutoTokenizer
 
     from xlalign.core.device import resolve_device
-    from xlalign.core.io import atomic_open
-    from xlalign.evaluation.tasks.retrieval import evaluate_retrieval, xtreme_layer_to_hf
+    from xlalign.core.io import atomic_dir, atomic_open
+    from xlalign.evaluation.tasks.retrieval import (
+        BatchCheckpoint,
+        evaluate_retrieval,
+        xtreme_layer_to_hf,
+    )
 
     info = task_info(name)
     dev = resolve_device(None if device in (None, "auto") else device)
@@ -294,45 +308,75 @@ def run_retrieval(
             f"zeroshot.retrieval.layer: {chosen} is outside 0..{depth} for {encoder_name} "
             f"(a {depth}-layer encoder; 0 = embeddings)"
         )
+    fp = {
+        "set": name,
+        "encoder": _files_digest(Path(where)),
+        "sets": {
+            lang: _files_digest(Path(f).parent if name == "bucc" else Path(f))
+            for lang, f in sets.items()
+        },
+        "layer": chosen,
+        "settings": [pooling, include_special, batch_size, max_length, max_pairs],
+        "device": dev.type,
+    }
+    work = _retrieval_work_dir(work_dir, stats_path, fp)
     results: dict[str, Any] = {}
+    predictions: dict[str, Any] = {}
     for lang, path in sets.items():
-        if name == "bucc":
-            res = _bucc_language(
-                Path(path).parent,
-                lang,
-                model,
-                tokenizer,
-                layer=chosen,
-                pooling=pooling,
-                include_special=include_special,
-                batch_size=batch_size,
-                max_length=max_length,
-                device=dev,
-            )
-            res["data"] = {"dir": str(Path(path).parent), **_data_stats(path)}
-            results[lang] = res
-            continue
-        pairs = read_records(path, "retrieval")
-        if max_pairs is not None:
-            pairs = pairs[:max_pairs]
-        res = evaluate_retrieval(
-            pairs,
-            model,
-            tokenizer,
-            layer=chosen,
-            pooling=pooling,
-            include_special=include_special,
-            batch_size=batch_size,
-            max_length=max_length,
-            device=dev,
-        )
-        preds = res.pop("predictions", None)
-        if predictions_dir is not None and preds is not None:
-            Path(predictions_dir).mkdir(parents=True, exist_ok=True)
-            with atomic_open(Path(predictions_dir) / f"{lang}.json", "w") as fh:
-                json.dump(preds, fh)
-        res["data"] = {"file": str(path), **_data_stats(path)}
-        results[lang] = res
+        saved = work / "languages" / f"{lang}.json"
+        if not saved.is_file():
+            batches = work / "batches" / lang
+            if name == "bucc":
+                res = _bucc_language(
+                    Path(path).parent,
+                    lang,
+                    model,
+                    tokenizer,
+                    layer=chosen,
+                    pooling=pooling,
+                    include_special=include_special,
+                    batch_size=batch_size,
+                    max_length=max_length,
+                    device=dev,
+                    checkpoint_dir=batches,
+                )
+                preds = None
+                res["data"] = {"dir": str(Path(path).parent), **_data_stats(path)}
+            else:
+                pairs = read_records(path, "retrieval")
+                if max_pairs is not None:
+                    pairs = pairs[:max_pairs]
+                res = evaluate_retrieval(
+                    pairs,
+                    model,
+                    tokenizer,
+                    layer=chosen,
+                    pooling=pooling,
+                    include_special=include_special,
+                    batch_size=batch_size,
+                    max_length=max_length,
+                    device=dev,
+                    checkpoints={
+                        side: BatchCheckpoint(batches / f"{side}.npz")
+                        for side in ("source", "target")
+                    },
+                )
+                preds = res.pop("predictions", None)
+                res["data"] = {"file": str(path), **_data_stats(path)}
+            write_json(saved, {"result": res, "predictions": preds})
+            shutil.rmtree(batches, ignore_errors=True)
+        else:
+            log.info("%s: %s was evaluated before the job was stopped (resumed)", saved, lang)
+        # a language done now and one done before the job was stopped read alike
+        record = read_json(saved)
+        results[lang], predictions[lang] = record["result"], record["predictions"]
+    # The predictions folder is built aside and appears whole, after the last language.
+    if predictions_dir is not None:
+        with atomic_dir(predictions_dir) as pred_dir:
+            for lang, preds in predictions.items():
+                if preds is not None:
+                    with atomic_open(pred_dir / f"{lang}.json", "w") as fh:
+                        json.dump(preds, fh)
     out = {
         "set": name,
         "title": info.title,
@@ -347,18 +391,59 @@ def run_retrieval(
         "languages": results,
     }
     write_json(stats_path, out)
+    shutil.rmtree(work, ignore_errors=True)
     return out
 
 
+def _files_digest(path: Path) -> list[list[Any]]:
+    """Name, size and modification time of ``path``'s files (or of ``path``)."""
+    files = [path] if path.is_file() else sorted(p for p in path.iterdir() if p.is_file())
+    return [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files]
+
+
+def _retrieval_work_dir(
+    work_dir: PathLike | None, stats_path: PathLike, fingerprint: Mapping[str, Any]
+) -> Path:
+    """The job's resume directory (default: ``<stats_path>.work``, beside the outputs and
+    not among them), emptied when it holds another run's progress."""
+    work = Path(work_dir) if work_dir is not None else Path(f"{stats_path}.work")
+    stamp = work / "fingerprint.json"
+    text = json.dumps(fingerprint, sort_keys=True, default=str)
+    if work.exists() and (not stamp.is_file() or read_json(stamp).get("fingerprint") != text):
+        log.warning("%s: progress of another retrieval run; starting afresh", work)
+        shutil.rmtree(work)
+    if not stamp.is_file():
+        work.mkdir(parents=True, exist_ok=True)
+        write_json(stamp, {"fingerprint": text})
+    return work
+
+
 def _bucc_language(
-    directory: Path, lang: str, model: Any, tokenizer: Any, *, layer: int, **pool: Any
+    directory: Path,
+    lang: str,
+    model: Any,
+    tokenizer: Any,
+    *,
+    layer: int,
+    checkpoint_dir: Path | None = None,
+    **pool: Any,
 ) -> dict[str, Any]:
     """BUCC 2018 bitext mining of one language as XTREME scores it: the corpora of the
     dev (BUCC's sample) and test (BUCC's training) splits written by ``prepare_task``,
     pooled at ``layer``, mined with the ratio margin (k = 4), the threshold that maximises
     F1 on dev applied to test (:func:`~xlalign.evaluation.tasks.retrieval.bucc_evaluate`)."""
     from xlalign.evaluation.tasks.formats import read_bucc
-    from xlalign.evaluation.tasks.retrieval import bucc_evaluate, pooled_hidden_states
+    from xlalign.evaluation.tasks.retrieval import (
+        BatchCheckpoint,
+        bucc_evaluate,
+        pooled_hidden_states,
+    )
+
+    def pooled(texts: list[str], name: str) -> Any:
+        ck = None if checkpoint_dir is None else BatchCheckpoint(checkpoint_dir / f"{name}.npz")
+        return pooled_hidden_states(
+            (model, tokenizer), texts, layers=[layer], checkpoint=ck, **pool
+        )[0]
 
     splits: dict[str, dict[str, Any]] = {}
     for split in ("dev", "test"):
@@ -374,8 +459,8 @@ def _bucc_language(
         src_texts = [corpus.source[i] for i in src_ids]
         tgt_texts = [corpus.target[i] for i in tgt_ids]
         splits[split] = {
-            "src": pooled_hidden_states((model, tokenizer), src_texts, layers=[layer], **pool)[0],
-            "tgt": pooled_hidden_states((model, tokenizer), tgt_texts, layers=[layer], **pool)[0],
+            "src": pooled(src_texts, f"{split}.source"),
+            "tgt": pooled(tgt_texts, f"{split}.target"),
             "src_texts": src_texts,
             "tgt_texts": tgt_texts,
             "src_ids": src_ids,
