@@ -294,6 +294,18 @@ def test_bad_input_is_one_line_no_traceback(
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+def test_statistics_refuses_to_overwrite_its_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = tmp_path / "statistics.json"
+    record.write_text("{}", encoding="utf-8")
+    argv = ["statistics", "--base-encoder", "x", "--encoders", "x", "--runs", str(record)]
+    assert main([*argv, "-o", str(tmp_path)]) == 1
+    line = _one_line_error(capsys.readouterr().err, " statistics")
+    assert f"{record}: output is also an input" in line
+    assert record.read_text(encoding="utf-8") == "{}"
+
+
 def test_the_sweep_is_broad() -> None:
     assert len(CASES) >= 60 and len({c[0] for c in CASES}) == len(CASES)
     commands = {c[1].split()[0] for c in CASES}
@@ -309,8 +321,9 @@ def test_the_sweep_is_broad() -> None:
         (OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), "No space left on device"),
         (PermissionError(errno.EACCES, os.strerror(errno.EACCES), "/ro/out.json"), "/ro/out.json"),
         (IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), "/x/out.json"), "/x/out.json"),
+        (OSError("No model here.\nCheck the path."), "No model here. Check the path."),
     ],
-    ids=["ENOSPC", "EACCES", "EISDIR"],
+    ids=["ENOSPC", "EACCES", "EISDIR", "no-errno"],
 )
 def test_os_error_is_one_line_naming_the_path(
     exc: OSError,
@@ -330,8 +343,8 @@ def test_os_error_is_one_line_naming_the_path(
     rc = main(["aer", _s(f["pred"]), _s(f["gold"]), "-o", _s(out)])
     line = _one_line_error(capsys.readouterr().err, " aer")
     assert rc == 1 and needle in line
-    if exc.filename is None:  # a full disk: the OSError has no path, the output is named
-        assert str(out) in line
+    # a full disk: the OSError has no path, the outputs are named; not for other errors
+    assert (str(out) in line) == (exc.errno == errno.ENOSPC)
 
 
 def test_device_output_refused_device_input_read(

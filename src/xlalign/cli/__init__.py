@@ -7,6 +7,7 @@ VecMap and MUSE users run their scripts.
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import sys
 
@@ -87,6 +88,10 @@ def _one_line(text: str) -> str:
     return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
 
 
+#: OSErrors of a write that fails for want of room or permission on its device.
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+
+
 def _os_error(exc: OSError, args: argparse.Namespace | None) -> str:
     """An OSError as one line naming its path (or, without one, the command's outputs)."""
     what = exc.strerror or _one_line(str(exc)) or type(exc).__name__
@@ -96,7 +101,7 @@ def _os_error(exc: OSError, args: argparse.Namespace | None) -> str:
             where += f" -> {exc.filename2}"
         return f"{where}: {what}"
     outputs = getattr(args, "_outputs", None)
-    if outputs:
+    if outputs and exc.errno in _WRITE_ERRNOS:
         return f"{what} (while writing {', '.join(map(str, outputs))})"
     return what
 

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from xlalign.cli.common import (
+    check_paths,
     fraction,
     input_file,
     nonnegative_int,
@@ -60,6 +61,11 @@ def _cmd_statistics(args: argparse.Namespace) -> None:
     from xlalign.reporting.statistics import run_statistics
 
     out = Path(args.output_dir)
+    check_paths(
+        inputs=[*args.runs, *args.retrieval, *args.bli],
+        outputs=[out / "statistics.md", out / "statistics.json"],
+        args=args,
+    )
     summary = run_statistics(
         runs=args.runs,
         retrieval=args.retrieval,
