@@ -384,6 +384,11 @@ BAD: dict[str, tuple[dict[str, Any], str]] = {
         {"zeroshot.tasks.pos-gold.params.extra.feature_based": {"layers": [6, 13]}},
         "zeroshot.tasks.pos-gold.params.extra.feature_based.layers[1]",
     ),
+    "tables-metric": (
+        {"evaluate.tables.metric": "p@5", "evaluate.ks": [1, 10]},
+        "evaluate.tables.metric",
+    ),
+    "tables-retrieval": ({"evaluate.retrieval": ["nn"]}, "evaluate.tables.retrieval"),
     "retrieval-max-pairs": ({"zeroshot.retrieval.sets.udhr.max_pairs": 0}, "max_pairs"),
     # single values the schema bounds
     "corpus-max-sentences": ({"corpus.max_sentences": 0}, "corpus.max_sentences"),

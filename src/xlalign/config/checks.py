@@ -182,6 +182,18 @@ def _ranges(cfg: Mapping[str, Any], fail: Fail) -> None:
             f"{split['valid_fraction']} = {total:g}; expected less than 1 (the rest is the "
             "training part)"
         )
+    ev = cfg["evaluate"]
+    metric, retrieval = ev["tables"]["metric"], ev["tables"]["retrieval"]
+    if metric.startswith("p@") and int(metric[2:]) not in ev["ks"]:
+        fail(
+            f"evaluate.tables.metric: {metric!r} needs {metric[2:]} in evaluate.ks "
+            f"({ev['ks']}): BLI reports P@k for those k only"
+        )
+    if retrieval not in ev["retrieval"]:
+        fail(
+            f"evaluate.tables.retrieval: {retrieval!r} is not in evaluate.retrieval "
+            f"({ev['retrieval']}): BLI runs only those"
+        )
     filt = cfg["parallel"]["filter"]
     if filt["min_tokens"] > filt["max_tokens"]:
         fail(
