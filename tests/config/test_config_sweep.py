@@ -639,3 +639,18 @@ def test_check_config_errors_on_files(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["embedded", "paper-v2", "run_1", "a.b", "_x", "X9"])
 def test_safe_names_are_accepted(name: str, tmp_path: Path) -> None:
     assert validate(mutate(BASE, {"name": name}), base_dir=tmp_path)["name"] == name
+
+
+def test_check_config_resolves_files_against_the_given_directory(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "lc.json").write_text("{}", encoding="utf-8")
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(mutate(BASE, {"results.learning_curve": "lc.json"})), "utf-8")
+    assert load(path, base_dir=work)["results"]["learning_curve"] == "lc.json"
+    with pytest.raises(ConfigError, match=r"results\.learning_curve"):
+        load(path, base_dir=tmp_path)
+    with pytest.raises(ConfigError, match="not a directory"):
+        load(path, base_dir=tmp_path / "none")
+    r = _run([str(BIN / "xlalign"), "check-config", str(path), "-d", str(work)], tmp_path)
+    assert r.returncode == 0 and "valid" in r.stdout, r.stderr

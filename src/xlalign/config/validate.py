@@ -630,11 +630,19 @@ def config_hash(cfg: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
 
 
-def load(path: str | Path, *, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def load(
+    path: str | Path,
+    *,
+    overrides: Mapping[str, Any] | None = None,
+    base_dir: str | Path | None = None,
+) -> dict[str, Any]:
     """Read (strictly: repeated keys, invalid UTF-8 refused), merge ``overrides`` into, and
-    validate a YAML config file."""
+    validate a YAML config file; ``base_dir`` resolves the files it names (default: the
+    working directory, where Snakemake runs)."""
     p = Path(path)
     raw = read_config_file(p)
     if overrides:
         raw.update(overrides)
-    return validate(raw, origin=str(p))
+    if base_dir is not None and not Path(base_dir).is_dir():
+        raise ConfigError(f"{base_dir}: not a directory (the base of the files {p} names)")
+    return validate(raw, origin=str(p), base_dir=Path(base_dir) if base_dir else None)
