@@ -138,3 +138,29 @@ def test_job_checkpoints_and_exits_143_inside_a_region(tmp_path: Path) -> None:
 def test_job_failure_is_not_143(tmp_path: Path) -> None:
     rc, log = _run_job("raise ValueError('boom')", tmp_path)
     assert rc == 1 and "job failed" in log and "boom" in log
+
+
+def test_checkpoint_files_are_read_safely(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import numpy as np
+
+    from xlalign.core.io import atomic_open
+
+    path = tmp_path / "state.npz"
+    read = lambda fp: interrupt.read_checkpoint(  # noqa: E731
+        path, interrupt.load_npz_checkpoint, fingerprint=fp, what="other inputs"
+    )
+    assert read("a") is None  # none yet
+    with atomic_open(path, "wb") as fh:
+        interrupt.save_npz_checkpoint(fh, {"fingerprint": "a", "step": 3}, {"w": np.arange(4.0)})
+    (tmp_path / ".state.npz.abcd1234.tmp").write_bytes(b"half")  # a killed writer's
+    state = read("a")
+    assert state is not None and state["step"] == 3
+    np.testing.assert_array_equal(state["arrays"]["w"], np.arange(4.0))
+    assert not list(tmp_path.glob(".state.npz.*"))
+    assert read("b") is None and "checkpoint is for other inputs" in caplog.text
+    # pickled objects are refused, not run
+    np.savez(path, state=np.array([{"fingerprint": "a"}], dtype=object))
+    caplog.clear()
+    assert read("a") is None and "unreadable checkpoint" in caplog.text
+    path.write_bytes(b"garbage")
+    assert read("a") is None

@@ -13,6 +13,11 @@ checkpoint is already on disk at every instant (finished shards or chunks, each 
 atomically) needs no region: the exception raised at once stops it, and the ``finally``
 blocks and atomic writers tidy up on the way out.
 
+:func:`read_checkpoint` is the one careful reader of a checkpoint file (temporaries of a
+killed writer removed, an unreadable file or one of other inputs ignored with a warning);
+:func:`save_npz_checkpoint` / :func:`load_npz_checkpoint` store arrays plus a JSON state
+without pickle.
+
 :func:`install` puts the handler in place (job scripts and the CLI call it at start);
 :data:`EXIT_STATUS` is the exit status of a pre-empted job (128 + 15, as a plain SIGTERM).
 """
@@ -20,10 +25,19 @@ blocks and atomic writers tidy up on the way out.
 from __future__ import annotations
 
 import contextlib
+import json
+import logging
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+log = logging.getLogger(__name__)
 
 #: Exit status of a job stopped by SIGTERM (the shell's convention, 128 + signal number).
 EXIT_STATUS = 128 + signal.SIGTERM
@@ -96,3 +110,57 @@ def checkpointable() -> Iterator[None]:
 def reset() -> None:
     """Forget a recorded request (tests, and a process that handled it and goes on)."""
     _state["requested"] = None
+
+
+# --------------------------------------------------------------------------- checkpoint files
+
+
+def read_checkpoint(
+    path: str | Path, load: Callable[[Path], Mapping[str, Any]], *, fingerprint: str, what: str
+) -> Mapping[str, Any] | None:
+    """The checkpoint at ``path`` read with ``load``, if it is for these inputs.
+
+    Temporaries of a writer killed mid-save (``.name.*`` beside it) are removed first.
+    None when there is none, or (with a warning naming ``path``) when it cannot be read
+    or its ``fingerprint`` differs: a checkpoint of ``what`` else (other inputs, options
+    or seed) is never resumed from, it only costs the work done so far.
+    """
+    path = Path(path)
+    for stale in path.parent.glob(f".{path.name}.*"):
+        stale.unlink(missing_ok=True)
+    if not path.is_file():
+        return None
+    try:
+        state = load(path)
+    except Exception as exc:
+        log.warning("%s: unreadable checkpoint (%s); starting afresh", path, exc)
+        return None
+    if state.get("fingerprint") != fingerprint:
+        log.warning(
+            "%s: checkpoint is for %s (fingerprint mismatch); ignoring it and starting afresh",
+            path,
+            what,
+        )
+        return None
+    return state
+
+
+def save_npz_checkpoint(
+    fh: Any, state: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
+) -> None:
+    """Write ``arrays`` and the JSON ``state`` into the open binary file ``fh`` (an
+    ``atomic_open`` of the checkpoint path)."""
+    import numpy as np  # here: the signal handling stays light
+
+    np.savez(fh, state=np.array(json.dumps(state, sort_keys=True)), **arrays)
+
+
+def load_npz_checkpoint(path: str | Path) -> dict[str, Any]:
+    """A checkpoint of :func:`save_npz_checkpoint`: its state, arrays under ``arrays``
+    (read without pickle)."""
+    import numpy as np
+
+    with np.load(path, allow_pickle=False) as z:
+        state = json.loads(str(z["state"]))
+        state["arrays"] = {k: np.array(z[k]) for k in z.files if k != "state"}
+    return state

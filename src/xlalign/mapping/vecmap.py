@@ -685,31 +685,16 @@ def _fingerprint(
 
 def _save_checkpoint(path: Path, state: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
     with interrupt.checkpointable(), atomic_open(path, "wb") as fh:
-        np.savez(fh, state=np.array(json.dumps(state, sort_keys=True)), **arrays)
+        interrupt.save_npz_checkpoint(fh, state, arrays)
 
 
-def _load_checkpoint(
-    path: Path, fingerprint: str
-) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
-    for stale in path.parent.glob(f".{path.name}.*"):  # a writer killed mid-save
-        stale.unlink(missing_ok=True)
-    if not path.is_file():
-        return None
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            state = json.loads(str(z["state"]))
-            arrays = {k: np.array(z[k]) for k in ("src_idx", "trg_idx", "generator")}
-    except Exception as exc:  # an unreadable checkpoint only costs the work done so far
-        log.warning("%s: unreadable checkpoint (%s); starting afresh", path, exc)
-        return None
-    if state.get("format") != _CHECKPOINT_FORMAT or state.get("fingerprint") != fingerprint:
-        log.warning(
-            "%s: checkpoint is for other spaces, options or dictionary; ignoring it and "
-            "starting afresh",
-            path,
-        )
-        return None
-    return state, arrays
+def _load_checkpoint(path: Path, fingerprint: str) -> Any:
+    return interrupt.read_checkpoint(
+        path,
+        interrupt.load_npz_checkpoint,
+        fingerprint=fingerprint,
+        what="other spaces, options or dictionary",
+    )
 
 
 def map_embeddings(
@@ -800,7 +785,7 @@ def map_embeddings(
     keep_probs: list[float] = []
     seconds: list[float] = []
     if resume is not None:
-        state, arrays = resume
+        state, arrays = resume, resume["arrays"]
         as_idx = lambda a: torch.as_tensor(a, dtype=torch.long, device=dev)  # noqa: E731
         src_idx, trg_idx = as_idx(arrays["src_idx"]), as_idx(arrays["trg_idx"])
         assert inducer is not None

@@ -106,39 +106,7 @@ _CHECKPOINT_FORMAT = 1
 
 def _save_checkpoint(path: Path, state: dict[str, Any], sums: np.ndarray, n: np.ndarray) -> None:
     with atomic_open(path, "wb") as fh:
-        np.savez(fh, sums=sums, n=n, state=np.array(json.dumps(state, sort_keys=True)))
-
-
-def _load_checkpoint(
-    path: Path, fingerprint: str, shape: tuple[int, int]
-) -> tuple[dict[str, Any], np.ndarray, np.ndarray] | None:
-    """(state, sums, counts) of a checkpoint for these inputs, or None (with a warning
-    when one is there but unreadable or for other inputs)."""
-    for stale in path.parent.glob(f".{path.name}.*"):  # a writer killed mid-save
-        stale.unlink(missing_ok=True)
-    if not path.is_file():
-        return None
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            state = json.loads(str(z["state"]))
-            sums, n = np.array(z["sums"]), np.array(z["n"])
-    except Exception as exc:  # an unreadable checkpoint only costs the work done so far
-        log.warning("%s: unreadable checkpoint (%s); starting afresh", path, exc)
-        return None
-    if (
-        state.get("format") != _CHECKPOINT_FORMAT
-        or state.get("fingerprint") != fingerprint
-        or sums.shape != shape
-        or sums.dtype != np.float64
-        or n.shape != shape[:1]
-    ):
-        log.warning(
-            "%s: checkpoint is for another corpus, vocabulary, encoder or options; "
-            "ignoring it and starting afresh",
-            path,
-        )
-        return None
-    return state, sums, n
+        interrupt.save_npz_checkpoint(fh, state, {"sums": sums, "n": n})
 
 
 def aggregate_vectors(
@@ -212,9 +180,12 @@ def aggregate_vectors(
             chunk_sentences=chunk_sentences,
             dtype=str(resolve_dtype(dtype, resolve_device(device))),
         )
-        loaded = _load_checkpoint(ckpt, fingerprint, sums.shape)
-        if loaded is not None:
-            state, sums, n = loaded
+        what = "another corpus, vocabulary, encoder or options"
+        state = interrupt.read_checkpoint(
+            ckpt, interrupt.load_npz_checkpoint, fingerprint=fingerprint, what=what
+        )
+        if state is not None:
+            sums, n = state["arrays"]["sums"], state["arrays"]["n"]
             chunks_done, dropped = int(state["chunks_done"]), int(state["dropped"])
             stats = WordVectorStats(**state["word_vector_stats"])
             resumed_from = chunks_done

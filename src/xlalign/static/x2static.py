@@ -308,27 +308,21 @@ def _save_checkpoint(path: Path, state: dict[str, Any]) -> None:
 
 
 def _load_checkpoint(path: Path, fingerprint: str, epochs: int) -> dict[str, Any] | None:
-    # Temporaries of a writer killed mid-save are never resumed from; clear them.
-    for stale in path.parent.glob(f".{path.name}.*"):
-        stale.unlink(missing_ok=True)
-    if not path.exists():
+    state = interrupt.read_checkpoint(
+        path,
+        lambda p: torch.load(p, map_location="cpu", weights_only=True),
+        fingerprint=fingerprint,
+        what="another teacher cache, vocabulary or arguments",
+    )
+    if state is None:
         return None
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # an unreadable checkpoint only costs the work done so far
-        log.warning("%s: unreadable checkpoint (%s); starting afresh", path, exc)
-        return None
-    if state.get("format") != _CHECKPOINT_FORMAT or state.get("fingerprint") != fingerprint:
-        log.warning(
-            "%s: checkpoint is for another teacher cache, vocabulary or arguments "
-            "(fingerprint mismatch); ignoring it and starting afresh",
-            path,
-        )
+    if state.get("format") != _CHECKPOINT_FORMAT:
+        log.warning("%s: checkpoint of another format; starting afresh", path)
         return None
     if state["epoch"] > epochs or (state["epoch"] == epochs and state["batch"] > 0):
         log.warning("%s: checkpoint is past the requested %d epochs; starting afresh", path, epochs)
         return None
-    return state
+    return dict(state)
 
 
 def _cache_name(cache: object) -> str:
