@@ -97,3 +97,26 @@ def expect_exit(sig: int) -> int:
 def temporaries(root: Path) -> list[Path]:
     """Atomic writers' temporaries (``.name.XXXXXXXX.tmp``) anywhere under ``root``."""
     return sorted(p for p in Path(root).rglob(".*") if ".tmp" in p.name)
+
+
+def slow_pretraining(seconds: float = 0.3) -> None:
+    """Make every continued/from-scratch pre-training step in this process take
+    ``seconds`` more once its first periodic checkpoint exists (time for a signal to land
+    between two checkpoints, as it does at full scale)."""
+    from xlalign.pretrain import trainer
+
+    train = trainer.train
+
+    def slowed(*args: Any, **kw: Any) -> Any:
+        ckpt = Path(kw["work_dir"]) / trainer.CHECKPOINT
+        on_step = kw.get("on_step")
+
+        def step(done: int) -> None:
+            if ckpt.exists():
+                time.sleep(seconds)
+            if on_step is not None:
+                on_step(done)
+
+        return train(*args, **{**kw, "on_step": step})
+
+    trainer.train = slowed

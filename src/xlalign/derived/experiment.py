@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import logging
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -194,6 +195,9 @@ def run_derived_pretrain(
         },
     )
     write_json(stats_path, record)
+    # the job's own directory (the initialised encoder; the trainer's resume state,
+    # <work_dir>/train, is gone already): kept only while the job has not succeeded
+    shutil.rmtree(work_dir, ignore_errors=True)
     return record
 
 

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import logging
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,9 @@ def run_meta_mono(
     )
     record.update(phase="meta-pretraining", vocabulary=len(tokenizer), arch=dict(arch))
     write_json(stats_path, record)
+    # the job's own directory (the initialised encoder; the trainer's resume state,
+    # <work_dir>/train, is gone already): kept only while the job has not succeeded
+    shutil.rmtree(work_dir, ignore_errors=True)
     return record
 
 
@@ -149,6 +153,9 @@ def run_meta_cross(
         language_alpha=float(language_alpha),
     )
     write_json(stats_path, record)
+    # the job's own directory (the initialised encoder; the trainer's resume state,
+    # <work_dir>/train, is gone already): kept only while the job has not succeeded
+    shutil.rmtree(work_dir, ignore_errors=True)
     return record
 
 
