@@ -209,6 +209,22 @@ BAD: dict[str, tuple[dict[str, Any], str]] = {
     "pretrain-steps": ({"pretrain.steps": 0}, "pretrain.steps"),
     "pretrain-mlm-probability": ({"pretrain.mlm_probability": 1.0}, "pretrain.mlm_probability"),
     "pretrain-warmup": ({"pretrain.warmup_steps": 100}, "pretrain.warmup_steps"),
+    "derived-warmup": ({"derived.pretrain.warmup_steps": 200}, "derived.pretrain.warmup_steps"),
+    "meta-warmup": (
+        {"metapretrain.pretrain.warmup_steps": 100},
+        "metapretrain.pretrain.warmup_steps",
+    ),
+    "warmup-both": (
+        {
+            "zeroshot.tasks.pos-gold.params.warmup_steps": 10,
+            "zeroshot.tasks.pos-gold.params.extra.warmup_ratio": 0.1,
+        },
+        "zeroshot.tasks.pos-gold.params.extra.warmup_ratio",
+    ),
+    "warmup-protocol": (
+        {"zeroshot.tasks.xquad": {"languages": ["de"], "params": {"extra": {"warmup_ratio": 0.1}}}},
+        "zeroshot.tasks.xquad.params.extra.warmup_ratio",
+    ),
     "pretrain-runs-dup": ({"pretrain.runs": ["mlm", "mlm"]}, "pretrain.runs"),
     "pretrain-runs-unknown": ({"pretrain.runs": ["mlmm"]}, "pretrain.runs"),
     # seed lists that would count one run twice in the statistics

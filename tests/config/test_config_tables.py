@@ -31,8 +31,9 @@ def test_scratch_keys_match_the_trainer() -> None:
 
     assert checks.SCRATCH_PARAM_KEYS == scratch.PARAM_KEYS
     assert checks.SCRATCH_OTHER_KEYS == scratch.OTHER_KEYS
-    default = {f.name: f.default for f in dataclasses.fields(PretrainParams)}["max_length"]
-    assert default == checks.SCRATCH_DEFAULT_MAX_LENGTH
+    defaults = {f.name: f.default for f in dataclasses.fields(PretrainParams)}
+    assert defaults["max_length"] == checks.SCRATCH_DEFAULT_MAX_LENGTH
+    assert defaults["steps"] == checks.SCRATCH_DEFAULT_STEPS
 
 
 def test_task_params_schema_matches_task_params() -> None:

@@ -40,6 +40,8 @@ SCRATCH_OTHER_KEYS = ("objectives", "validation_paragraphs")
 #: :class:`xlalign.pretrain.trainer.PretrainParams`' ``max_length``, used when such a block
 #: sets none.
 SCRATCH_DEFAULT_MAX_LENGTH = 128
+#: and its ``steps``
+SCRATCH_DEFAULT_STEPS = 7500
 
 #: ``params.extra`` keys the fine-tuning loop reads (xlalign.evaluation.tasks.finetune) and,
 #: per task family, the keys its family reads; nothing else is read, so nothing else is
@@ -152,8 +154,8 @@ def _path(p: str, base_dir: Path) -> Path:
 def check_blocks(cfg: dict[str, Any], *, schema: Mapping[str, Any], fail: Fail) -> None:
     """Ranges over several keys and the pass-through blocks: before the checks that read
     those blocks, so that a message names the key a user wrote."""
-    _ranges(cfg, fail)
     _pass_through(cfg, schema, fail)
+    _ranges(cfg, fail)
 
 
 def check(cfg: dict[str, Any], *, schema: Mapping[str, Any], base_dir: Path, fail: Fail) -> None:
@@ -205,6 +207,38 @@ def _ranges(cfg: Mapping[str, Any], fail: Fail) -> None:
         fail(
             f"pretrain.warmup_steps: {pre['warmup_steps']} is above pretrain.steps ({pre['steps']})"
         )
+    for stage, steps in (
+        ("derived", [cfg["derived"]["pretrain"].get("steps", SCRATCH_DEFAULT_STEPS)]),
+        (
+            "metapretrain",
+            [cfg["metapretrain"]["mono"]["steps"], cfg["metapretrain"]["cross"]["steps"]],
+        ),
+    ):
+        warmup = cfg[stage]["pretrain"].get("warmup_steps", 0)
+        if (
+            cfg[stage]["enabled"]
+            and isinstance(warmup, int)
+            and all(isinstance(n, int) for n in steps)
+            and warmup > min(steps)
+        ):
+            fail(
+                f"{stage}.pretrain.warmup_steps: {warmup} is above the steps of a run "
+                f"({min(steps)})"
+            )
+    for where, tasks in (
+        ("zeroshot.tasks", cfg["zeroshot"]["tasks"]),
+        ("derived.tasks", cfg["derived"]["tasks"]),
+    ):
+        for task, spec in tasks.items():
+            if task not in registry.TASKS:
+                continue
+            params = {**registry.task_info(task).protocol, **spec["params"]}
+            if (params.get("extra") or {}).get("warmup_ratio") and params.get("warmup_steps"):
+                fail(
+                    f"{where}.{task}.params.extra.warmup_ratio: set warmup_steps "
+                    f"({params['warmup_steps']}, the protocol's unless given) or "
+                    "extra.warmup_ratio, not both (set warmup_steps: 0)"
+                )
 
 
 # --- pass-through blocks -----------------------------------------------------------------
