@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import lzma
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -62,9 +64,42 @@ def iter_numbered_lines(
                         f"expected {what}"
                     ) from None
                 yield lineno, line.rstrip("\r\n")
-    except (EOFError, lzma.LZMAError, gzip.BadGzipFile, OSError) as exc:
+    except (EOFError, lzma.LZMAError, gzip.BadGzipFile, zlib.error, OSError) as exc:
         if isinstance(exc, FileNotFoundError):
             raise InputError(f"{where}: file not found") from exc
         raise InputError(
             f"{where}: compressed stream is truncated or corrupt after line {lineno} ({exc})"
         ) from exc
+
+
+def is_text(x: object) -> bool:
+    """A string of valid Unicode (JSON's ``\\ud800`` escapes give lone surrogates, which no
+    UTF-8 file can hold)."""
+    if not isinstance(x, str):
+        return False
+    try:
+        x.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """``object_pairs_hook`` for :func:`json.loads` that refuses a repeated key
+    (:class:`ValueError`)."""
+    out: dict[str, object] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} repeated")
+        out[key] = value
+    return out
+
+
+def json_line(where: object, lineno: int, line: str, *, what: str) -> object:
+    """One JSON Lines value, keys unique; :class:`InputError` naming the file and line."""
+    try:
+        return json.loads(line, object_pairs_hook=unique_keys)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}:{lineno}: not JSON ({exc.msg})") from None
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"{where}:{lineno}: not {what} ({exc})") from None

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from xlalign.core.errors import InputError
-from xlalign.core.formats.text import iter_numbered_lines
+from xlalign.core.formats.text import is_text, iter_numbered_lines, json_line
 from xlalign.core.io import PathLike, atomic_open
 
 
@@ -145,42 +145,22 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _is_text(x: Any) -> bool:
-    """A string of valid Unicode (JSON's ``\\ud800`` escapes give lone surrogates)."""
-    if not isinstance(x, str):
-        return False
-    try:
-        x.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _has_type(value: Any, kind: str) -> bool:
     if kind == _STR:
-        return _is_text(value)
+        return is_text(value)
     if not isinstance(value, list):
         return False
     if kind == _STRS:
-        return all(_is_text(v) for v in value)
+        return all(is_text(v) for v in value)
     if kind == _INTS:
         return all(_is_int(v) for v in value)
     return all(
         isinstance(a, dict)
         and a.keys() == {"text", "answer_start"}
-        and _is_text(a["text"])
+        and is_text(a["text"])
         and _is_int(a["answer_start"])
         for a in value
     )
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"key {key!r} repeated")
-        out[key] = value
-    return out
 
 
 def write_records(path: PathLike, records: Iterable[Any]) -> int:
@@ -212,12 +192,7 @@ def iter_records(path: PathLike, kind: type[R] | str) -> Iterator[R]:
     for lineno, line in iter_numbered_lines(p, what=f"{cls.__name__} records (JSON Lines)"):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line, object_pairs_hook=_unique_keys)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{p}:{lineno}: not JSON ({exc.msg})") from None
-        except (ValueError, RecursionError) as exc:
-            raise InputError(f"{p}:{lineno}: not a record ({exc})") from None
+        obj = json_line(p, lineno, line, what="a record")
         if not isinstance(obj, dict):
             raise InputError(f"{p}:{lineno}: expected a JSON object")
         missing = required - obj.keys()

@@ -53,7 +53,7 @@ from typing import Any, Generic, TypeVar
 
 from xlalign.core.errors import InputError
 from xlalign.core.formats import conllu
-from xlalign.core.formats.text import iter_numbered_lines
+from xlalign.core.formats.text import is_text, iter_numbered_lines, json_line
 from xlalign.core.io import PathLike, atomic_open
 from xlalign.evaluation.tasks.data import (
     PairExample,
@@ -99,26 +99,6 @@ def _lines(path: PathLike) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` of a UTF-8 text file, line endings removed (a line's length
     bounded)."""
     yield from iter_numbered_lines(path)
-
-
-def _is_text(x: Any) -> bool:
-    """A string of valid Unicode (JSON's ``\\ud800`` escapes give lone surrogates)."""
-    if not isinstance(x, str):
-        return False
-    try:
-        x.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"key {key!r} repeated")
-        out[key] = value
-    return out
 
 
 def _header(path: Path, lines: Iterator[tuple[int, str]], required: Sequence[str]) -> list[str]:
@@ -185,7 +165,7 @@ def _need(path: Path, where: str, obj: Any, key: str, kind: type | tuple[type, .
     if not isinstance(value, kind) or isinstance(value, bool):
         names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
         raise InputError(f"{path}: {where}.{key}: expected {names}, found {type(value).__name__}")
-    if isinstance(value, str) and not _is_text(value):
+    if isinstance(value, str) and not is_text(value):
         raise InputError(f"{path}: {where}.{key}: a lone surrogate escape; expected text")
     return value
 
@@ -708,17 +688,12 @@ def read_multinli(path: PathLike) -> Loaded[PairExample]:
         for lineno, line in _lines(p):
             if not line.strip():
                 continue
-            try:
-                obj = json.loads(line, object_pairs_hook=_unique_keys)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{p}:{lineno}: not JSON ({exc.msg})") from None
-            except (ValueError, RecursionError) as exc:
-                raise InputError(f"{p}:{lineno}: not a MultiNLI line ({exc})") from None
+            obj: Any = json_line(p, lineno, line, what="a MultiNLI line")
             for key in ("gold_label", "sentence1", "sentence2"):
-                if not isinstance(obj, dict) or not _is_text(obj.get(key)):
+                if not isinstance(obj, dict) or not is_text(obj.get(key)):
                     raise InputError(f"{p}:{lineno}: expected a string {key!r}")
             pid = obj.get("pairID")
-            if pid is not None and not (_is_text(pid) or type(pid) is int):
+            if pid is not None and not (is_text(pid) or type(pid) is int):
                 raise InputError(f"{p}:{lineno}: 'pairID' is {type(pid).__name__}; expected text")
             label = _nli_label(p, lineno, obj["gold_label"], out)
             if label is not None:
