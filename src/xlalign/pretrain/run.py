@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from xlalign.core.errors import ConfigError, InputError
-from xlalign.core.io import PathLike, read_json, write_json
+from xlalign.core.io import PathLike, local_model_dir, read_json, write_json
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,9 @@ def run_pretrain(
             import os
 
             os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-        tokenizer = AutoTokenizer.from_pretrained(str(encoder), local_files_only=True)
+        tokenizer = AutoTokenizer.from_pretrained(
+            local_model_dir(encoder, what="encoder"), local_files_only=True
+        )
         paragraphs = {
             lang: text.read_paragraphs(Path(p), lang) for lang, p in sorted(text_files.items())
         }
