@@ -237,3 +237,22 @@ def test_aggregation_checkpoint_of_other_inputs_is_ignored(
     np.testing.assert_array_equal(
         got, aggregate_vectors(world["txt"], vocab, world["enc"], seed=2, **kw)
     )
+
+
+def test_aggregation_kept_checkpoint_makes_a_rerun_return_at_once(
+    world: dict[str, Path], tmp_path: Path
+) -> None:
+    vocab = read_vocab(world["vocab"])
+    kw = {"layer": 2, "max_contexts": 3, "chunk_sentences": 4, "missing": "zero"}
+    ckpt_dir = tmp_path / "ckpt"
+    first = aggregate_vectors(
+        world["txt"], vocab, world["enc"], checkpoint_dir=ckpt_dir, keep_checkpoint=True, **kw
+    )
+    assert (ckpt_dir / aggregation.CHECKPOINT_FILE).exists()  # until the caller saved
+    stats: dict[str, object] = {}
+    again = aggregate_vectors(
+        world["txt"], vocab, world["enc"], checkpoint_dir=ckpt_dir, stats_out=stats, **kw
+    )
+    assert stats["resumed_from_chunk"] == stats["chunks"]  # nothing encoded again
+    np.testing.assert_array_equal(first, again)
+    assert not ckpt_dir.exists()

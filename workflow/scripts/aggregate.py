@@ -3,7 +3,7 @@
 import time
 
 from xlalign.corpus.vocab import read_vocab
-from xlalign.static.aggregation import aggregate_vectors, save_aggregated
+from xlalign.static.aggregation import aggregate_vectors, remove_checkpoint, save_aggregated
 from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
@@ -25,6 +25,7 @@ with job_logging(snakemake):
         language=snakemake.wildcards.lang,
         missing="zero",
         checkpoint_dir=snakemake.params.checkpoint,
+        keep_checkpoint=True,  # until the space is written
         stats_out=resume,
     )
     save_aggregated(
@@ -44,3 +45,4 @@ with job_logging(snakemake):
         },
         language=snakemake.wildcards.lang,
     )
+    remove_checkpoint(snakemake.params.checkpoint)

@@ -154,7 +154,8 @@ def map_to_hub(
             return _finish(unmapped, None, out_stem, pair_path, stats_path, stats, start)
     where = f"{dictionary or 'no dictionary'}: {hub}-{language}, recipe {recipe!r}"
     kwargs: dict[str, Any] = {"src_words": xw, "trg_words": hw, "dictionary": pairs}
-    resumable = {"checkpoint_dir": checkpoint_dir}
+    # The last checkpoint stays until the outputs are written.
+    resumable = {"checkpoint_dir": checkpoint_dir, "keep_checkpoint": True}
     deg = vecmap.degenerate_dictionary(xv, hv, args, device=device, **kwargs)
     if deg is not None:
         args = _degenerate(deg, where, action, fallback, pairs is not None, stats, seed)
@@ -185,7 +186,10 @@ def map_to_hub(
             "keep_prob": mapping.stats["keep_prob"],
         }
     pair = (xw, vecmap.apply(mapping, xv, "src", device=device), mapping.trg_transform)
-    return _finish(out, pair, out_stem, pair_path, stats_path, stats, start)
+    written = _finish(out, pair, out_stem, pair_path, stats_path, stats, start)
+    if checkpoint_dir is not None:
+        vecmap.remove_checkpoint(checkpoint_dir)
+    return written
 
 
 def _degenerate(

@@ -688,6 +688,13 @@ def _save_checkpoint(path: Path, state: dict[str, Any], arrays: dict[str, np.nda
         interrupt.save_npz_checkpoint(fh, state, arrays)
 
 
+def remove_checkpoint(checkpoint_dir: PathLike) -> None:
+    """Remove :func:`map_embeddings`' checkpoint (and the directory, when left empty)."""
+    (Path(checkpoint_dir) / CHECKPOINT_FILE).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        Path(checkpoint_dir).rmdir()
+
+
 def _load_checkpoint(path: Path, fingerprint: str) -> Any:
     return interrupt.read_checkpoint(
         path,
@@ -709,11 +716,14 @@ def map_embeddings(
     progress: bool = True,
     checkpoint_dir: PathLike | None = None,
     checkpoint_seconds: float = 60.0,
+    keep_checkpoint: bool = False,
 ) -> Mapping:
     """Map source ``x`` and target ``z`` (raw, rows in frequency order) as VecMap does.
 
     ``checkpoint_dir``: where self-learning keeps its checkpoint (see the module
-    docstring; the stats then say ``resumed_from_iteration`` when it resumed).
+    docstring; the stats then say ``resumed_from_iteration`` when it resumed); with
+    ``keep_checkpoint`` the last one stays (the caller removes it with
+    :func:`remove_checkpoint` once its outputs are written).
 
     ``dictionary``: (source word, target word) pairs, or a word -> translations mapping
     as :func:`xlalign.evaluation.bli.read_dictionary` returns, for ``init="dictionary"``; pairs with
@@ -893,10 +903,8 @@ def map_embeddings(
     finally:
         region.__exit__(None, None, None)
         bar.close()
-    if ckpt is not None:
-        ckpt.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            ckpt.parent.rmdir()  # checkpoint_dir, when nothing else is in it
+    if ckpt is not None and not keep_checkpoint:
+        remove_checkpoint(ckpt.parent)
 
     if capped:
         log.warning(
@@ -942,5 +950,6 @@ __all__ = [
     "map_embeddings",
     "normalize",
     "recipe_args",
+    "remove_checkpoint",
     "to_hub",
 ]

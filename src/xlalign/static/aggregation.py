@@ -129,12 +129,15 @@ def aggregate_vectors(
     missing: str = "error",
     checkpoint_dir: PathLike | None = None,
     checkpoint_seconds: float = 600.0,
+    keep_checkpoint: bool = False,
     stats_out: dict[str, Any] | None = None,
 ) -> np.ndarray:
     """Static vectors ``[V, dim]`` (float32): each word's mean layer-``layer`` vector over
     up to ``max_contexts`` sampled occurrences (see the module docstring for the policy on
     words without a vector, and for resuming from ``checkpoint_dir``). ``stats_out``, when
-    given, receives ``resumed_from_chunk`` (None for a fresh run) and ``chunks``."""
+    given, receives ``resumed_from_chunk`` (None for a fresh run) and ``chunks``. With
+    ``keep_checkpoint`` the complete checkpoint stays (the caller removes it with
+    :func:`remove_checkpoint` once the vectors are saved)."""
     if pooling not in POOLINGS:
         raise ConfigError(f"pooling: expected one of {POOLINGS}, got {pooling!r}")
     if missing not in MISSING_POLICIES:
@@ -296,11 +299,19 @@ def aggregate_vectors(
     out = np.zeros((len(vocab), dim), dtype=np.float32)
     has = n > 0
     out[has] = (sums[has] / n[has, None]).astype(np.float32)
-    if ckpt is not None:
-        ckpt.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            ckpt.parent.rmdir()  # checkpoint_dir, when nothing else is in it
+    if ckpt is not None and keep_checkpoint:
+        if saved != chunks_done:
+            save()
+    elif ckpt is not None:
+        remove_checkpoint(ckpt.parent)
     return out
+
+
+def remove_checkpoint(checkpoint_dir: PathLike) -> None:
+    """Remove :func:`aggregate_vectors`' checkpoint (and the directory, when left empty)."""
+    (Path(checkpoint_dir) / CHECKPOINT_FILE).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        Path(checkpoint_dir).rmdir()
 
 
 def _fingerprint(

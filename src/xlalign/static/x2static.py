@@ -302,6 +302,15 @@ def checkpoint_path(output_dir: PathLike) -> Path:
     return Path(output_dir) / CHECKPOINT_DIR / CHECKPOINT_FILE
 
 
+def remove_checkpoint(output_dir: PathLike) -> None:
+    """Remove the checkpoint of :func:`train_x2static` (and ``output_dir`` when that leaves
+    it empty)."""
+    ckpt = checkpoint_path(output_dir)
+    shutil.rmtree(ckpt.parent, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        ckpt.parent.parent.rmdir()
+
+
 def _save_checkpoint(path: Path, state: dict[str, Any]) -> None:
     with atomic_path(path) as tmp:
         torch.save(state, tmp)
@@ -550,9 +559,7 @@ def train_x2static(
 
     vectors = emb.weight.detach().cpu().numpy().astype(np.float32, copy=True)
     if not args.keep_checkpoint and dist.is_main:
-        shutil.rmtree(ckpt.parent, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            ckpt.parent.parent.rmdir()  # output_dir too, when nothing else is in it
+        remove_checkpoint(output_dir)
     stats = {
         "device": str(device),
         "world_size": dist.world_size,
@@ -661,8 +668,11 @@ def train_and_save(
     dist = dist or distributed.current(job.args.device)
     cache = TeacherCache(job.cache_dir)
     vocab = read_vocab(job.vocab_path)
+    # The final checkpoint stays until the space is written: a job stopped while writing
+    # it resumes there instead of training again.
+    keep = dataclasses.replace(job.args, keep_checkpoint=True)
     result = train_x2static(
-        cache, vocab, job.args, output_dir=job.checkpoint_dir, progress=progress, dist=dist
+        cache, vocab, keep, output_dir=job.checkpoint_dir, progress=progress, dist=dist
     )
     if not dist.is_main:
         return None
@@ -674,7 +684,7 @@ def train_and_save(
             },
             "teacher": cache.meta,
         }
-    return save_space(
+    written = save_space(
         vocab.words,
         result.vectors,
         cache.occurrence_counts(len(vocab)) > 0,
@@ -685,6 +695,9 @@ def train_and_save(
         language=job.language,
         reason=LEFT_OUT_REASON,
     )
+    if not job.args.keep_checkpoint:
+        remove_checkpoint(job.checkpoint_dir)
+    return written
 
 
 def run_x2static_job(
