@@ -43,7 +43,7 @@ ARGS = X2StaticArgs(
     log_every=5,
     device="cpu",
 )
-OUTPUTS = {"en.vec", "en.npy", "en.vocab.txt", "en.json"}
+OUTPUTS = {"en.vec", "en.npy", "en.vocab.txt", "en.manifest.json", "en.json"}
 
 
 def write_teacher_cache(cache: ArrayCache, out: Path, *, shard_sentences: int = 64) -> Path:
