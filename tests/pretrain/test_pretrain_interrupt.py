@@ -124,8 +124,13 @@ def test_a_planted_checkpoint_is_refused_and_runs_nothing(
     ckpt = tmp_path / "mlm.work" / "checkpoint.pt"
     assert torch.load(ckpt, weights_only=True)["step"] == 2
     marker = tmp_path / "pwned"
-    torch.save({**torch.load(ckpt, weights_only=True), "joint": _Plant(marker)}, ckpt)
+    real = torch.load(ckpt, weights_only=True)
+    torch.save({**real, "joint": _Plant(marker)}, ckpt)
     with pytest.raises(InputError, match=r"checkpoint\.pt: .*weights only"):
         train_row(pt_world, tmp_path, "mlm", settings=settings)
     assert not marker.exists()
     assert not (tmp_path / "mlm").exists()
+    # readable, this run's fingerprint, but not what the trainer writes
+    torch.save({"fingerprint": real["fingerprint"], "step": 2}, ckpt)
+    with pytest.raises(InputError, match=r"checkpoint\.pt: not a pre-training checkpoint.*'joint'"):
+        train_row(pt_world, tmp_path, "mlm", settings=settings)

@@ -68,6 +68,11 @@ CHECKPOINT = "checkpoint.pt"
 BEST = "best.pt"
 FINGERPRINT = "fingerprint.json"
 METADATA = "xlalign-pretrain.json"
+#: what :func:`train` writes into ``checkpoint.pt``
+_STATE_KEYS = (
+    "fingerprint", "joint", "optimizer", "scheduler", "scaler", "rng", "step", "history",
+    "best", "warmup", "pending",
+)  # fmt: skip
 
 
 @dataclasses.dataclass
@@ -318,11 +323,9 @@ def train(
     warm = {"first": None, "last": None}
     resumed_from = None
     state = load_checkpoint(ckpt_path, device) if ckpt_path.is_file() else None
-    if state is not None and (
-        not isinstance(state, dict)
-        or state.get("fingerprint") != digest
-        or not 0 < int(state.get("step", 0)) < params.steps
-    ):
+    if state is not None and not isinstance(state, dict):
+        raise InputError(f"{ckpt_path}: not a pre-training checkpoint (remove it to start afresh)")
+    if state is not None and state.get("fingerprint") != digest:
         # a checkpoint written for other settings (copied in, or of an older version)
         log.warning("%s: a checkpoint of another run; starting afresh", ckpt_path)
         state = None
@@ -330,6 +333,13 @@ def train(
             ckpt_path.unlink(missing_ok=True)
             best_path.unlink(missing_ok=True)
     if state is not None:
+        missing = [k for k in _STATE_KEYS if k not in state]
+        step = state.get("step")
+        if missing or not isinstance(step, int) or not 0 < step < params.steps:
+            raise InputError(
+                f"{ckpt_path}: not a pre-training checkpoint of this run (missing {missing}, "
+                f"step {step!r} of {params.steps}); remove it to start afresh"
+            )
         joint.load_state_dict(state["joint"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
