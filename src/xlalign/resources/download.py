@@ -704,6 +704,10 @@ def safe_extract(
                 with atomic_dir(dest) as tmp:
                     tf.extractall(tmp, members=chosen, filter="data")
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, lzma.LZMAError, zlib.error) as exc:
-        raise InputError(f"{src}: corrupt or truncated archive ({exc})") from exc
+        raise InputError(
+            f"{src}: corrupt or truncated archive ({exc}); nothing was extracted; delete it "
+            "to have it downloaded again (and give its sha256 in the config to catch this "
+            "at download time)"
+        ) from exc
     logger.info("%s: extracted into %s", src, dest)
     return dest
