@@ -368,7 +368,6 @@ def iter_tsv(
         yield lineno, row
 
 
-
 def local_model_dir(path: PathLike, *, what: str = "model") -> str:
     """``path`` (as ``from_pretrained`` takes it) once it is known to be a local model.
 
@@ -387,6 +386,7 @@ def local_model_dir(path: PathLike, *, what: str = "model") -> str:
     if not (p / "config.json").is_file():
         raise InputError(f"{p}: not a {what} directory: config.json is missing")
     return str(p)
+
 
 # --------------------------------------------------------------------------- redaction
 
