@@ -233,6 +233,14 @@ CASES: list[tuple[str, str, int, str]] = [
     ("pretrain output is the encoder", "pretrain mlm {dir} -o {dir} --text en={text}", 1,
      "holds the input"),
     ("pretrain without run", "pretrain", 1, "RUN, ENCODER and --output-dir"),
+    ("pretrain --set steps=abc", "pretrain mlm {dir} -o {o}/pt --text en={text} --set steps=abc",
+     2, "argument --set: steps='abc': expected an integer"),
+    ("pretrain --set unknown key", "pretrain mlm {dir} -o {o}/pt --text en={text} --set nope=1",
+     2, "argument --set: unknown key 'nope'"),
+    ("finetune --set epochs=abc", "finetune udpos {dir} --train {json} --dev {json} -o {o}/ft "
+     "--set epochs=abc", 2, "argument --set: epochs='abc': expected a number"),
+    ("finetune --set batch_size=2.5", "finetune udpos {dir} --train {json} --dev {json} "
+     "-o {o}/ft --set batch_size=2.5", 2, "batch_size=2.5: expected an integer"),
     # results
     ("statistics missing record", "statistics --base-encoder x --encoders x --bli {o}/r.json "
      "-o {o}", 2, "argument --bli"),

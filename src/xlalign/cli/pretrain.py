@@ -19,7 +19,7 @@ from xlalign.cli.common import (
     output_file,
     space_sides,
 )
-from xlalign.cli.zeroshot import _lang_files, _overrides
+from xlalign.cli.zeroshot import _checked, _lang_files, _overrides
 from xlalign.core.errors import ConfigError, InputError
 
 
@@ -121,6 +121,7 @@ def add_pretrain(sub: argparse._SubParsersAction) -> None:
 def _cmd_pretrain(args: argparse.Namespace) -> None:
     from xlalign.pretrain import recipes
     from xlalign.pretrain.run import run_from_spec, run_pretrain
+    from xlalign.pretrain.trainer import PretrainParams
 
     if args.spec:
         run_from_spec(args.spec)
@@ -166,7 +167,7 @@ def _cmd_pretrain(args: argparse.Namespace) -> None:
         encoder=args.encoder,
         objectives=resolved,
         files=files,
-        params=_overrides(args.set),
+        params=_checked(_overrides(args.set), PretrainParams, "--set"),
         seed=args.seed,
         output_dir=out,
         stats_path=stats_path,

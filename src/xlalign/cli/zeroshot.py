@@ -104,9 +104,39 @@ def _overrides(items: list[str]) -> dict[str, object]:
     return out
 
 
+def _checked(values: dict[str, object], cls: type, option: str) -> dict[str, object]:
+    """``values`` for the dataclass ``cls``: every key one of its fields, and a value of
+    its declared type where that is ``int``, ``float`` or ``bool``; else a usage error
+    naming ``option`` and the key."""
+    import dataclasses
+
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key, value in values.items():
+        if key not in fields:
+            raise argparse.ArgumentTypeError(
+                f"argument {option}: unknown key {key!r}; expected one of {', '.join(fields)}"
+            )
+        declared = fields[key].type  # a string under postponed annotations
+        name = declared if isinstance(declared, str) else getattr(declared, "__name__", "")
+        kind = {"int": int, "float": float, "bool": bool}.get(name)
+        if kind is None:
+            continue
+        ok = isinstance(value, bool) if kind is bool else (
+            isinstance(value, int | float) and not isinstance(value, bool)
+            and (kind is float or float(value).is_integer())
+        )  # fmt: skip
+        if not ok:
+            what = {bool: "true or false", int: "an integer", float: "a number"}[kind]
+            raise argparse.ArgumentTypeError(f"argument {option}: {key}={value!r}: expected {what}")
+    return values
+
+
 def _cmd_finetune(args: argparse.Namespace) -> None:
+    from xlalign.evaluation.tasks.base import TaskParams
     from xlalign.evaluation.tasks.finetune import MODEL, RESULTS
     from xlalign.evaluation.tasks.run import run_finetune
+
+    params = _checked(_overrides(args.set), TaskParams, "--set")
 
     out_dir = Path(args.output_dir)
     tests = _lang_files(args.test, "--test")
@@ -129,7 +159,7 @@ def _cmd_finetune(args: argparse.Namespace) -> None:
         output_dir=out_dir,
         stats_path=stats_path,
         work_dir=work_dir,
-        params=_overrides(args.set),
+        params=params,
         device=args.device,
         precision=args.precision,
         keep_model=not args.no_model,
