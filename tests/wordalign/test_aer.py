@@ -159,8 +159,8 @@ def test_naacl_sentence_beyond_prediction(tmp_path: Path, files: dict[str, Path]
 @pytest.mark.parametrize(
     ("text", "fmt", "message"),
     [
-        ("0-0 1*1\n", "pharaoh", r"g line 1: bad gold link '1\*1'"),
-        ("0-0\n1-a\n", "pharaoh", r"g line 2: bad gold link '1-a'"),
+        ("0-0 1*1\n", "pharaoh", r"g: line 1: bad gold link '1\*1'"),
+        ("0-0\n1-a\n", "pharaoh", r"g: line 2: bad gold link '1-a'"),
         ("1 1 1 S\n1 1 X\n", "naacl", r"g line 2: expected 'sentence_id"),
         ("1 1 1 Q\n", "naacl", r"g line 1: expected"),
         ("1 1 1 S 0.5 7\n", "naacl", r"g line 1: expected"),

@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.formats.pharaoh import parse_gold_pharaoh
 from xlalign.core.io import PathLike, iter_lines
 from xlalign.wordalign.symmetrize import Link, read_pharaoh
 
@@ -46,8 +47,7 @@ FORMATS = ("auto", "pharaoh", "naacl")
 
 Gold = dict[int, tuple[set[Link], set[Link]]]
 
-_GOLD_LINK = re.compile(r"([0-9]+)([-?])([0-9]+)")
-_INT = re.compile(r"[0-9]+")
+_INT = re.compile(r"[0-9]{1,18}")
 
 
 @dataclass(frozen=True)
@@ -99,17 +99,7 @@ def _read_pharaoh_gold(path: PathLike) -> _GoldFile:
     gold: Gold = {}
     lineno = 0
     for lineno, line in enumerate(iter_lines(path), start=1):
-        sure: set[Link] = set()
-        possible: set[Link] = set()
-        for tok in line.split():
-            m = _GOLD_LINK.fullmatch(tok)
-            if m is None:
-                raise InputError(
-                    f"{path} line {lineno}: bad gold link {tok!r}: expected 'i-j' (sure) or "
-                    f"'i?j' (possible) with 0-based integer indices"
-                )
-            link = (int(m[1]), int(m[3]))
-            (sure if m[2] == "-" else possible).add(link)
+        sure, possible = parse_gold_pharaoh(line, where=f"{path}: line {lineno}")
         gold[lineno - 1] = (sure, possible | sure)
     return _GoldFile(gold, "pharaoh", lineno, {k: k + 1 for k in gold})
 

@@ -1,9 +1,9 @@
 """Pharaoh word-alignment links: one sentence per line, space-separated ``i-j`` tokens.
 
 ``i`` and ``j`` are 0-based token indices (source, target) written in ASCII digits, as
-eflomal and fast_align write them; an empty line is a sentence without links. The
-possible-link mark ``i?j`` and the ``p``/``s`` suffixes of some gold files are not part of
-this format (the gold reader, :mod:`xlalign.wordalign.aer`, reads those). A token that is
+eflomal and fast_align write them; an empty line is a sentence without links. Gold files
+may also mark a possible link ``i?j`` (:func:`parse_gold_pharaoh`, read by
+:mod:`xlalign.wordalign.aer`); predictions may not. A token that is
 not ``i-j`` (a negative or non-integer index, another separator), or an index of more
 than 18 digits, is refused with its line. The writer writes each sentence's links
 sorted by ``(i, j)`` and once each, so any line read back gives the same link set.
@@ -20,6 +20,7 @@ from xlalign.core.io import PathLike, atomic_open, iter_lines
 Link = tuple[int, int]
 
 _LINK = re.compile(r"([0-9]{1,18})-([0-9]{1,18})")
+_GOLD_LINK = re.compile(r"([0-9]{1,18})([-?])([0-9]{1,18})")
 
 
 def _prefix(where: str) -> str:
@@ -56,6 +57,21 @@ def parse_pharaoh(
             )
         links.add((i, j))
     return links
+
+
+def parse_gold_pharaoh(line: str, *, where: str = "") -> tuple[set[Link], set[Link]]:
+    """The (sure, possible) links of one gold line: ``i-j`` sure, ``i?j`` possible."""
+    sure: set[Link] = set()
+    possible: set[Link] = set()
+    for tok in line.split():
+        m = _GOLD_LINK.fullmatch(tok)
+        if m is None:
+            raise InputError(
+                f"{_prefix(where)}bad gold link {tok[:40]!r}: expected 'i-j' (sure) or 'i?j' "
+                "(possible) with 0-based integer indices"
+            )
+        (sure if m[2] == "-" else possible).add((int(m[1]), int(m[3])))
+    return sure, possible
 
 
 def format_pharaoh(links: Iterable[Link]) -> str:
