@@ -102,3 +102,21 @@ def test_missing_local_model_is_refused_without_the_network(
         load(missing)
     assert str(missing) in str(info.value) and "not found" in str(info.value)
     assert no_network == []
+
+
+def test_hf_offline_switches_the_hub_off_even_after_import(
+    tmp_path: Path, no_network: list[Any]
+) -> None:
+    import huggingface_hub
+
+    from xlalign.resources.embedded.encoder import hf_offline
+
+    assert huggingface_hub.is_offline_mode() is False  # read at import, HF_HUB_OFFLINE unset
+    with hf_offline():
+        assert huggingface_hub.is_offline_mode() is True
+        with pytest.raises(Exception, match="cache"):
+            huggingface_hub.hf_hub_download(
+                "FacebookAI/xlm-roberta-base", "config.json", cache_dir=tmp_path
+            )
+    assert huggingface_hub.is_offline_mode() is False
+    assert no_network == []

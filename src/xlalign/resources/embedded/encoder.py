@@ -635,12 +635,31 @@ def build_encoder(
 
 @contextlib.contextmanager
 def hf_offline() -> Iterator[None]:
-    """Set ``HF_HUB_OFFLINE=1`` for the duration of the block, then restore it."""
+    """The Hugging Face Hub switched off for the duration of the block, then restored.
+
+    ``HF_HUB_OFFLINE=1`` is set for code that reads the environment, and, as
+    ``huggingface_hub`` reads it once at import, its own flag too (what its
+    ``is_offline_mode()`` answers and every request it makes checks).
+    """
+    import sys
+
     old = os.environ.get("HF_HUB_OFFLINE")
     os.environ["HF_HUB_OFFLINE"] = "1"
+    flags: list[tuple[Any, Any]] = []
+    hub = sys.modules.get("huggingface_hub")
+    if hub is not None:
+        holders = {sys.modules.get("huggingface_hub.constants")}
+        check = getattr(hub, "is_offline_mode", None)
+        holders.add(sys.modules.get(getattr(check, "__module__", "") or ""))
+        for module in holders:
+            if module is not None and hasattr(module, "HF_HUB_OFFLINE"):
+                flags.append((module, module.HF_HUB_OFFLINE))
+                module.HF_HUB_OFFLINE = True
     try:
         yield
     finally:
+        for module, value in flags:
+            module.HF_HUB_OFFLINE = value
         if old is None:
             os.environ.pop("HF_HUB_OFFLINE", None)
         else:
