@@ -75,7 +75,11 @@ log = logging.getLogger(__name__)
 
 
 def read_dictionary(path: PathLike, *, lowercase: bool = False) -> dict[str, list[str]]:
-    """A MUSE-format dictionary: source word -> gold translations (in file order)."""
+    """A MUSE-format dictionary: source word -> gold translations (in file order).
+
+    Read by the one MUSE reader (:func:`xlalign.core.formats.muse.read_pairs`): a line
+    without two fields, or a header line, is refused with its line, not counted as a query.
+    """
     pairs: dict[str, list[str]] = {}
     for src, tgt in read_pairs(path, lowercase=lowercase):
         pairs.setdefault(src, []).append(tgt)

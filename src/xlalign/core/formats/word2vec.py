@@ -19,7 +19,8 @@ Decisions (the reference tools, and the readers and writers agreeing):
   such bytes in ``cc.ko.300.vec``): ``encoding_errors`` is ``"replace"`` by default
   (U+FFFD, the row kept; a researcher loading an official file expects it to load), or
   ``"ignore"`` (MUSE: the bytes dropped), ``"surrogateescape"`` (VecMap: the bytes kept as
-  lone surrogates and written back as the same bytes) or ``"strict"`` (refused with the
+  lone surrogates and written back as the same bytes by the vector and ``.vocab.txt``
+  writers; JSON cannot hold such words, so stats that list words may fail to write) or ``"strict"`` (refused with the
   line). The count of such rows, and up to five of their lines, go into the report the
   callers write into their stats, with one warning.
 * **Duplicate words.** A word on two rows is refused with both lines by default
