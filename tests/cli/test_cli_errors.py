@@ -146,6 +146,8 @@ CASES: list[tuple[str, str, int, str]] = [
      "expected LANG=PATH"),
     ("wordsim missing space", "wordsim --space en={o}/no.vec --dataset {sim} -o {o}/w.json", 2,
      "{o}/no.vec: embedding file not found"),
+    ("wordsim a language twice", "wordsim --space en={src} --space en={trg} --dataset {sim} "
+     "-o {o}/w.json", 2, "argument --space: 'en' given twice"),
     ("wordsim no dataset", "wordsim --space en={src} -o {o}/w.json", 1, "--dataset"),
     ("wordsim missing dataset", "wordsim --space en={src} --dataset {o}/no.txt -o {o}/w.json",
      2, "argument --dataset"),
@@ -190,6 +192,8 @@ CASES: list[tuple[str, str, int, str]] = [
      "{o}/no.txt: file not found"),
     ("sample unknown source type", "sample --lang de --source oscar:x -o {o}/s.txt", 2,
      "TYPE:PATH"),
+    ("sample unknown language", "sample --lang xx --source text:{text} -o {o}/s.txt", 1,
+     "unknown language code 'xx'"),
     ("sample --max-sentences 0", "sample --lang de --source text:{text} -o {o}/s.txt "
      "--max-sentences 0", 2, "argument --max-sentences"),
     ("sample output is the source", "sample --lang de --source text:{text} -o {text}", 1,
@@ -224,6 +228,10 @@ CASES: list[tuple[str, str, int, str]] = [
      "-o {o}/ft", 2, "expected LANG=PATH"),
     ("finetune train is a directory", "finetune udpos {dir} --train {dir} --dev {json} "
      "-o {o}/ft", 2, "argument --train"),
+    ("finetune --continual not an object", "finetune udpos {dir} --train {json} --dev {json} "
+     "-o {o}/ft --continual [1]", 2, "argument --continual: expected a JSON object"),
+    ("finetune a test language twice", "finetune udpos {dir} --train {json} --dev {json} "
+     "--test de={json} de={sim} -o {o}/ft", 2, "argument --test: 'de' given twice"),
     ("retrieve missing pairs", "retrieve tatoeba {dir} de={o}/p.jsonl -o {o}/r.json", 2,
      "{o}/p.jsonl: file not found"),
     ("retrieve --batch-size 0", "retrieve tatoeba {dir} de={json} -o {o}/r.json "
@@ -253,6 +261,8 @@ CASES: list[tuple[str, str, int, str]] = [
      2, "argument --config"),
     ("derive missing task dev file", "derive --config {config} --spec trans --text {text} "
      "--task udpos {json} {o}/dev.jsonl -o {o}/d", 2, "argument --task: {o}/dev.jsonl"),
+    ("derive a task twice", "derive --config {config} --spec trans --text {text} --task udpos "
+     "{json} {json} --task udpos {json} {json} -o {o}/d", 2, "argument --task: 'udpos' given"),
     ("meta-cross missing text", "meta-cross --config {config} none --mono {dir} --text de "
      "{o}/de.txt -o {o}/m", 2, "argument --text"),
     ("analyse missing links", "analyse --config {config} --encoder {dir} --distances en-de "

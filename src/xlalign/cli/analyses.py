@@ -23,6 +23,7 @@ from xlalign.cli.common import (
     output_dir,
     output_file,
     report,
+    unique_keys,
 )
 
 
@@ -69,6 +70,7 @@ def add_derive(sub: argparse._SubParsersAction) -> None:
 def _cmd_derive(args: argparse.Namespace) -> None:
     from xlalign.derived.experiment import build_derived_data
 
+    unique_keys("--task", (t for t, _, _ in args.task))
     for _, train, dev in args.task:
         check_arg("--task", input_file, train)
         check_arg("--task", input_file, dev)
@@ -260,6 +262,7 @@ def _cmd_meta_cross(args: argparse.Namespace) -> None:
     from xlalign.metapretrain.experiment import run_meta_cross
 
     for option, items in (("--text", args.text), ("--dictionary", args.dictionary)):
+        unique_keys(option, (lang for lang, _ in items))
         for _, path in items:
             check_arg(option, input_file, path)
     out = Path(args.output_dir)
@@ -310,6 +313,7 @@ def add_analyse(sub: argparse._SubParsersAction) -> None:
 def _cmd_analyse(args: argparse.Namespace) -> None:
     from xlalign.analysis.experiment import run_encoder_analysis
 
+    unique_keys("--distances", (pair for pair, _, _ in args.distances))
     for _, tsv, links in args.distances:
         check_arg("--distances", input_file, tsv)
         check_arg("--distances", input_file, links)

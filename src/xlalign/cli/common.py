@@ -268,3 +268,13 @@ def check_paths(
                     f"{folder}: output directory holds the input {given}, and is replaced "
                     "when the command finishes: give an output directory apart from the inputs"
                 )
+
+
+def unique_keys(option: str, keys: Iterable[str]) -> None:
+    """Refuse a key (a language, a task, a pair) given twice to a repeated ``option``:
+    one would silently replace the other."""
+    seen: set[str] = set()
+    for key in keys:
+        if key in seen:
+            raise argparse.ArgumentTypeError(f"argument {option}: {key!r} given twice")
+        seen.add(key)

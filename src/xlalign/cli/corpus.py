@@ -80,8 +80,11 @@ def add_sample(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_sample(args: argparse.Namespace) -> None:
+    from xlalign.core.languages import get_language
     from xlalign.corpus.sample import sample_corpus
     from xlalign.corpus.sources import iter_sources
+
+    get_language(args.lang, key="--lang")
 
     # TYPE:PATH, checked by _sample_source
     specs = [(kind, path) for kind, _, path in (i.partition(":") for i in args.source)]

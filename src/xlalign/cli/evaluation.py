@@ -17,6 +17,7 @@ from xlalign.cli.common import (
     positive_int,
     report,
     space_sides,
+    unique_keys,
 )
 from xlalign.core.errors import ConfigError
 from xlalign.core.io import write_json
@@ -131,6 +132,7 @@ def _cmd_wordsim(args: argparse.Namespace) -> None:
         lang, sep, path = item.partition("=")
         if not sep:
             raise ConfigError(f"--space {item!r}: expected LANG=PATH")
+        unique_keys("--space", [*spaces, lang])
         spaces[lang] = path
     check_paths(
         inputs=[

@@ -18,6 +18,7 @@ from xlalign.cli.common import (
     output_dir,
     output_file,
     positive_int,
+    unique_keys,
 )
 from xlalign.core.errors import InputError
 
@@ -28,8 +29,20 @@ def _lang_files(items: list[str], what: str) -> dict[str, str]:
         lang, sep, path = item.partition("=")
         if not sep or not lang or not path:
             raise InputError(f"{what}: expected LANG=FILE, got {item!r}")
+        unique_keys(what, [*out, lang])
         out[lang] = path
     return out
+
+
+def _json_object(text: str) -> dict:
+    """A JSON object (``{...}``) given on the command line."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON ({exc}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object {{...}}, got {text!r}")
+    return value
 
 
 def add_finetune(sub: argparse._SubParsersAction) -> None:
@@ -84,7 +97,7 @@ def add_finetune(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--continual",
-        type=json.loads,
+        type=_json_object,
         help="continual learning (003): JSON {name, objective, settings, alpha, batch_size, "
         "files} (an alignment loss added with weight alpha to the task loss)",
     )
