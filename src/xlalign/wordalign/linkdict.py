@@ -29,8 +29,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from xlalign.core.errors import ConfigError
-from xlalign.core.io import PathLike, atomic_open, write_json
-from xlalign.dictionaries.split import read_pairs
+from xlalign.core.io import PathLike, write_json
+from xlalign.dictionaries.split import read_pairs, write_pairs
 
 log = logging.getLogger(__name__)
 
@@ -119,13 +119,8 @@ def induce(
 
 
 def write_dictionary(pairs: Iterable[Pair], path: PathLike) -> int:
-    """MUSE format, in the given order (unlike :func:`xlalign.dictionaries.split.write_pairs`)."""
-    n = 0
-    with atomic_open(path) as fh:
-        for s, t in pairs:
-            fh.write(f"{s} {t}\n")
-            n += 1
-    return n
+    """MUSE format, in the given order (:func:`xlalign.core.formats.muse.write_pairs`)."""
+    return write_pairs(pairs, path, sort=False)
 
 
 def evaluate_dictionary(

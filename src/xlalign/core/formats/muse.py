@@ -75,19 +75,25 @@ def pair_problem(pair: Pair) -> str | None:
     return None
 
 
-def write_pairs(pairs: Iterable[Pair], path: PathLike) -> int:
-    """Write MUSE format (``source target`` per line, sorted, unique) atomically.
+def format_pair(source: str, target: str) -> str:
+    """One dictionary line (with its newline); ValueError for a pair that would not read
+    back (a word with whitespace, an empty word, a header-like pair)."""
+    why = pair_problem((source, target))
+    if why is not None:
+        raise ValueError(f"pair {(source, target)!r} {why}")
+    return f"{source} {target}\n"
+
+
+def write_pairs(pairs: Iterable[Pair], path: PathLike, *, sort: bool = True) -> int:
+    """Write MUSE format (``source target`` per line) atomically: sorted and unique, or
+    with ``sort=False`` in the given order.
 
     Unlike the gold-dictionary builders, an empty result is allowed here (a language with
     too few pairs in its vocabulary): the file is then empty and the caller's stats say so.
     A pair that would not read back (a word with whitespace, an empty word) is a
-    ValueError.
+    ValueError, raised before anything is written.
     """
-    lines = sorted(set(pairs))
-    for pair in lines:
-        why = pair_problem(pair)
-        if why is not None:
-            raise ValueError(f"{path}: pair {pair!r} {why}")
+    lines = [format_pair(s, t) for s, t in (sorted(set(pairs)) if sort else pairs)]
     with atomic_open(path) as fh:
-        fh.writelines(f"{s} {t}\n" for s, t in lines)
+        fh.writelines(lines)
     return len(lines)

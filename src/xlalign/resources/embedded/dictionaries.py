@@ -36,6 +36,7 @@ from typing import Any
 from tqdm import tqdm
 
 from xlalign.core.errors import ConfigError, InputError, ToolError
+from xlalign.core.formats.muse import format_pair
 from xlalign.core.io import PathLike, atomic_open, iter_lines, write_json
 from xlalign.core.languages import get_language
 from xlalign.dictionaries.split import read_pairs
@@ -550,7 +551,7 @@ def write_muse(pairs: Iterable[tuple[str, str]], out_path: PathLike) -> int:
     if not lines:
         raise InputError(f"{out_path}: no dictionary pairs to write")
     with atomic_open(out_path) as fh:
-        fh.writelines(f"{s} {t}\n" for s, t in lines)
+        fh.writelines(format_pair(s, t) for s, t in lines)
     return len(lines)
 
 
@@ -565,7 +566,7 @@ def _write_outputs(
             f"dropped: {dict(stats.get('dropped', {}))}"
         )
     with atomic_open(out_path) as fh:
-        fh.writelines(f"{s} {t}\n" for s, t in lines)
+        fh.writelines(format_pair(s, t) for s, t in lines)
         stats["pairs_written"] = len(lines)
         stats["source_words"] = len({s for s, _ in lines})
         write_json(stats_path, stats)
