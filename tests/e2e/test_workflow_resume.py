@@ -43,8 +43,8 @@ def _config(work: Path) -> dict:
         "extract": {
             "layer": 1,
             "vocab": {"min_count": 2},
-            # long enough to be stopped part-way: about 1,500 batches of 8 sentences
-            "epochs": 250,
+            # long enough to be stopped part-way: about 850 batches of 8 sentences
+            "epochs": 120,
             "batch_sentences": 8,
             "subsample_t": 1e-3,
             "checkpoint_every_batches": 100,
