@@ -51,7 +51,7 @@ def job_logging(smk: Any) -> Iterator[logging.Logger]:
     log = logging.getLogger(f"xlalign.job.{smk.rule}")
     log.info("rule %s, wildcards %s, threads %s", smk.rule, dict(smk.wildcards), threads)
     try:
-        for stale in remove_stale_temporaries(str(p) for p in getattr(smk, "output", ())):
+        for stale in remove_stale_temporaries(_output_paths(smk)):
             log.warning("removed %s, left by an interrupted earlier run of this job", stale)
         yield log
     except interrupt.Preempted as exc:
@@ -65,3 +65,14 @@ def job_logging(smk: Any) -> Iterator[logging.Logger]:
         sys.stderr = old_stderr
         if stream is not old_stderr:
             stream.close()
+
+
+def _output_paths(smk: Any) -> list[str]:
+    """The job's output paths: Snakemake's output list, or a namespace of named outputs."""
+    output = getattr(smk, "output", ())
+    if isinstance(output, str):
+        return [output]
+    try:
+        return [str(p) for p in output]
+    except TypeError:  # a plain namespace of named outputs (scripts called by hand, tests)
+        return [str(p) for p in vars(output).values()]
