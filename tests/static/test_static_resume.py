@@ -256,3 +256,17 @@ def test_aggregation_kept_checkpoint_makes_a_rerun_return_at_once(
     assert stats["resumed_from_chunk"] == stats["chunks"]  # nothing encoded again
     np.testing.assert_array_equal(first, again)
     assert not ckpt_dir.exists()
+
+
+def test_x2static_stop_request_checkpoints_at_the_next_batch(tmp_path: Path) -> None:
+    cache, vocab, _ = synthetic(n_sent=80)
+    interrupt._state["requested"] = signal.SIGTERM  # as if SIGTERM came during batch 0
+    with pytest.raises(interrupt.Preempted, match="x2static, checkpoint"):
+        train_x2static(cache, vocab, FAST, output_dir=tmp_path / "run", progress=False)
+    interrupt.reset()
+    state = torch.load(checkpoint_path(tmp_path / "run"), map_location="cpu", weights_only=True)
+    assert (state["epoch"], state["batch"]) == (0, 1)
+    resumed = train_x2static(cache, vocab, FAST, output_dir=tmp_path / "run", progress=False)
+    straight = train_x2static(cache, vocab, FAST, output_dir=tmp_path / "b", progress=False)
+    assert resumed.stats["resumed_from"] == {"epoch": 0, "batch": 1}
+    np.testing.assert_array_equal(resumed.vectors, straight.vectors)
