@@ -75,6 +75,8 @@ def f(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     files["text"].write_text("Ein Satz. Noch ein Satz hier.\n", encoding="utf-8")
     files["json"].write_text(json.dumps({"space": "x"}), encoding="utf-8")
     files["bad_json"].write_text("{not json", encoding="utf-8")
+    files["bad_utf8_json"] = d / "bad_utf8.json"
+    files["bad_utf8_json"].write_bytes(b'{"space": "\xff"}')
     np.save(files["npy_alone"], np.zeros((2, 3), dtype=np.float32))
     files["dir"].mkdir()
     files["file"].write_text("a regular file\n", encoding="utf-8")
@@ -170,6 +172,10 @@ CASES: list[tuple[str, str, int, str]] = [
     ("tables missing record", "tables --bli {o}/r.json -o {o}", 2, "argument --bli"),
     ("tables output dir is a file", "tables --bli {json} -o {file}", 2, "not a directory"),
     ("tables record not JSON", "tables --bli {bad_json} -o {o}/t", 1, "{bad_json}"),
+    ("tables record not UTF-8", "tables --bli {bad_utf8_json} -o {o}/t", 1,
+     "{bad_utf8_json}: invalid UTF-8 at byte 11"),
+    ("statistics record not UTF-8", "statistics --base-encoder x --encoders x --bli "
+     "{bad_utf8_json} -o {o}", 1, "{bad_utf8_json}: invalid UTF-8"),
     # aer
     ("aer missing prediction", "aer {o}/p.txt {gold}", 2, "argument predicted"),
     ("aer output is the gold", "aer {pred} {gold} -o {gold}", 1, "output is also an input"),
@@ -474,6 +480,34 @@ def test_signal_part_way_exits_cleanly(
     lines = [line for line in err.splitlines() if line.strip()]
     assert "Traceback" not in err and len(lines) == 1 and lines[0].startswith(message)
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no output, no temporary
+
+
+_LOUD = """
+import sys
+import xlalign.wordalign.aer as aer
+real = aer.score_files
+def loud(*a, **k):
+    for _ in range(10000):
+        print("x" * 100)
+    return real(*a, **k)
+aer.score_files = loud
+from xlalign.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_reader_gone_is_not_an_error(f: dict[str, Path], tmp_path: Path) -> None:
+    """``xlalign ... | head``: stdout closed early ends the command silently (141)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _LOUD,
+         "aer", str(f["pred"]), str(f["gold"])],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(10)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=30) == 141 and err == ""
 
 
 def test_interrupt_while_writing_leaves_no_temporary(

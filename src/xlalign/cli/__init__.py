@@ -7,8 +7,11 @@ VecMap and MUSE users run their scripts.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import logging
+import os
+import signal
 import sys
 
 from xlalign.cli import (
@@ -112,9 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     0 done; 2 a usage error (an unknown option, a bad number, a path that is not there:
     argparse's message); 1 a refused input (:class:`XlalignError`, or an OSError such as
     a full disk, named with its path); 130 interrupted by Ctrl-C; 143 stopped by SIGTERM
-    (:mod:`xlalign.core.interrupt`). A user's mistake gives one line on stderr,
-    ``xlalign <cmd>: error: ...``; any other exception is a bug and shows its traceback.
-    Interrupted, the atomic writers remove their temporaries on the way out.
+    (:mod:`xlalign.core.interrupt`); 141, silently, when the reader of stdout has gone.
+    A user's mistake gives one line on stderr, ``xlalign <cmd>: error: ...``; any other
+    exception is a bug and shows its traceback. Interrupted, the atomic writers remove
+    their temporaries on the way out.
     """
     from xlalign.core import interrupt
 
@@ -140,6 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     except interrupt.Preempted as exc:
         print(f"{command}: {exc}", file=sys.stderr)
         return interrupt.EXIT_STATUS
+    except BrokenPipeError:  # `xlalign ... | head`: the reader left; not an error to tell
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     except argparse.ArgumentTypeError as exc:  # an argument checked after parsing
         print(f"{command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2

@@ -278,6 +278,8 @@ def read_json(path: PathLike) -> Any:
         raise InputError(f"{p}: file not found") from exc
     except json.JSONDecodeError as exc:
         raise InputError(f"{p}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{p}: invalid UTF-8 at byte {exc.start}: expected JSON text") from exc
 
 
 def file_sha256(path: PathLike) -> str:
