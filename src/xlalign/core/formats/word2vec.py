@@ -20,9 +20,9 @@ Decisions (the reference tools, and the readers and writers agreeing):
   (U+FFFD, the row kept; a researcher loading an official file expects it to load), or
   ``"ignore"`` (MUSE: the bytes dropped), ``"surrogateescape"`` (VecMap: the bytes kept as
   lone surrogates and written back as the same bytes by the vector and ``.vocab.txt``
-  writers; JSON cannot hold such words, so stats that list words may fail to write) or ``"strict"`` (refused with the
-  line). The count of such rows, and up to five of their lines, go into the report the
-  callers write into their stats, with one warning.
+  writers; JSON cannot hold such words, so stats that list words may fail to write) or
+  ``"strict"`` (refused with the line). The count of such rows, and up to five of their
+  lines, go into the report the callers write into their stats, with one warning.
 * **Duplicate words.** A word on two rows is refused with both lines by default
   (``duplicates="error"``; fastText never writes one, so it means a broken file);
   ``duplicates="first"`` keeps the first row as MUSE does. A row whose word became equal
