@@ -386,6 +386,21 @@ def test_device_output_refused_device_input_read(
     assert rc == 1 and "/dev/null" in line  # read, and found empty
 
 
+def test_a_message_of_several_lines_is_told_on_one(
+    f: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import xlalign.wordalign.aer as aer
+    from xlalign.core.errors import InputError
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise InputError("g.txt: invalid links:\n  line 1: bad\n  line 4: worse\n")
+
+    monkeypatch.setattr(aer, "score_files", refuse)
+    assert main(["aer", _s(f["pred"]), _s(f["gold"])]) == 1
+    line = _one_line_error(capsys.readouterr().err, " aer")
+    assert line == "xlalign aer: error: g.txt: invalid links: line 1: bad; line 4: worse"
+
+
 def test_unexpected_exception_still_shows_a_traceback(
     f: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -88,7 +88,10 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
 
 
 def _one_line(text: str) -> str:
-    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+    """A message on one line: its first line, then the others joined by "; " (the list of a
+    configuration's errors)."""
+    first, *rest = [part.strip() for part in str(text).splitlines() if part.strip()] or [""]
+    return " ".join([first, "; ".join(rest)]) if rest else first
 
 
 #: OSErrors of a write that fails for want of room or permission on its device.
