@@ -190,6 +190,8 @@ CASES: list[tuple[str, str, int, str]] = [
      "--null-prior 2", 2, "argument --null-prior"),
     ("align dictionary is the corpus", "align --source-text {text} --target-text {pred} "
      "-o {o}/al --dictionary {text}", 1, "output is also an input"),
+    ("align missing --tmpdir", "align --source-text {text} --target-text {text} -o {o}/al "
+     "--tmpdir {o}/tmp", 2, "argument --tmpdir: {o}/tmp: directory not found"),
     ("align no corpus", "align -o {o}/al", 2, "--source-text"),
     ("align output dir is a file", "align --source-text {text} --target-text {text} -o {file}",
      2, "argument --output-dir/-o"),

@@ -9,6 +9,7 @@ from xlalign.cli.common import (
     check_paths,
     default_stats_path,
     fraction,
+    input_dir,
     input_file,
     nonnegative_float,
     nonnegative_int,
@@ -45,7 +46,9 @@ def add_align(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--checkpoint-dir", type=output_dir, help="keep finished chunks here; a re-run resumes"
     )
-    p.add_argument("--tmpdir", type=output_dir, help="eflomal's temporary files (default: $TMPDIR)")
+    p.add_argument(
+        "--tmpdir", type=input_dir, help="eflomal's temporary files (an existing directory)"
+    )
     p.add_argument("--threads", type=positive_int, default=1)
     p.add_argument(
         "--symmetrization",
