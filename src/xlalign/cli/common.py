@@ -1,11 +1,12 @@
 """What the command modules share: the stats file beside an output, the JSON report, the
-argument types that check numbers and paths while the command line is parsed, and
-:func:`check_paths`, which refuses outputs that collide with each other or with an input
-before any work starts.
+argument types that check numbers and paths, and :func:`check_paths`, which refuses
+outputs that collide with each other or with an input before any work starts.
 
-An argument type raises :class:`argparse.ArgumentTypeError`, so a bad number or a path
-that is not there is a usage error (exit status 2, ``xlalign <cmd>: error: argument
---x: ...``) found before anything is read; :func:`check_paths` raises
+A number is checked while the command line is parsed; a path (:class:`PathArg`: an input
+that must exist and not be a directory, an output whose directory can be written) right
+after, by :func:`check_path_args`, so that a command line still parses anywhere (a
+torchrun worker's, a test's). Both are usage errors (exit status 2, ``xlalign <cmd>:
+error: argument --x: ...``) found before anything is read; :func:`check_paths` raises
 :class:`~xlalign.core.errors.InputError` (exit status 1).
 """
 
