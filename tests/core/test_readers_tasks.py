@@ -86,6 +86,37 @@ def _squad(p: Path, q: Path) -> None:
     assert F.read_squad_json(q).records == out.records
 
 
+_IDENTITY_TYPES = {"PER": "PER", "LOC": "LOC", "ORG": "ORG", "MISC": None}
+
+
+def _iob2_columns(p: Path, q: Path) -> None:
+    """The embedded NER packages' one-token-per-line reader (WNUT-16's layout), whose policy
+    is to drop a sentence with a malformed line (counted) and refuse a bad tag (its line)."""
+    from collections import Counter
+
+    from xlalign.evaluation.tasks.labelled.common import LabelTally
+    from xlalign.evaluation.tasks.labelled.schemes import read_iob2_columns
+
+    def read(path: Path) -> list[tuple[list[str], list[str]]]:
+        recs = read_iob2_columns(
+            path,
+            columns={2},
+            type_map=_IDENTITY_TYPES,
+            id_prefix="x-",
+            tally=LabelTally(),
+            repairs=Counter(),
+            dropped=Counter(),
+        )
+        return [(r.tokens, r.tags) for r in recs]
+
+    got = read(p)
+    q.write_text(
+        "".join("".join(f"{w}\t{t}\n" for w, t in zip(*r, strict=True)) + "\n" for r in got),
+        encoding="utf-8",
+    )
+    assert read(q) == got
+
+
 RECORD_KINDS = ("tagged", "parsed", "pair", "qa", "retrieval")
 
 
@@ -164,6 +195,11 @@ READERS: dict[str, tuple[Callable[[Path, Path], None], list[bytes], tuple[str, .
         (),
     ),
     "wikiann": (_panx(False), [_fixture("wikiann-raw.txt"), b"a\tO\n-DOCSTART-\tO\n"], ()),
+    "iob2-columns": (
+        _iob2_columns,
+        [b"Lady\tB-PER\nGaga\tI-PER\nat\tO\nParis\tB-LOC\n\t\nStar\tI-MISC\nX\tB-ORG\n"],
+        ("no sentences",),
+    ),
     "xnli": (
         _xnli,
         [
@@ -230,7 +266,7 @@ def _reader_inputs() -> st.SearchStrategy[tuple[str, bytes]]:
 
 
 def test_every_reader_is_covered() -> None:
-    assert len(READERS) == 13
+    assert len(READERS) == 14
 
 
 @pytest.mark.parametrize("name", sorted(READERS))
