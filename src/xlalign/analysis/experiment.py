@@ -13,7 +13,6 @@ and ``xlalign analyse`` call).
 
 from __future__ import annotations
 
-import csv
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -157,12 +156,18 @@ def run_eflomal_reference(
     src, tgt, gold, described = read_gold_set(gold_source)
     train_src: list[list[str]] = []
     train_tgt: list[list[str]] = []
-    with open(corpus_tsv, encoding="utf-8", newline="") as fh:
-        for row in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
-            train_src.append(row["source"].split())
-            train_tgt.append(row["target"].split())
+    if max_pairs is None or max_pairs > 0:
+        for _pid, s, t in read_parallel(corpus_tsv):
+            train_src.append(s)
+            train_tgt.append(t)
             if max_pairs is not None and len(train_src) >= max_pairs:
                 break
+    if not train_src:
+        raise InputError(
+            f"{corpus_tsv}: no sentence pair to train eflomal on; expected the alignment "
+            "stage's corpus.tsv (a header 'id, source, target', then one tab-separated pair "
+            "per line)"
+        )
     options = AlignOptions.from_config(dict(wordalign)) if wordalign else None
     links = eflomal_reference(
         src, tgt, train_src, train_tgt, options=options, seed=seed, threads=threads

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from xlalign.core.errors import InputError
+from xlalign.core.io import json_safe
 
 
 def default_stats_path(output: str) -> str:
@@ -29,10 +30,63 @@ def default_stats_path(output: str) -> str:
 
 
 def report(stats: dict, args: argparse.Namespace) -> None:
-    """Print ``stats`` as JSON on stdout, unless ``-q``."""
+    """Print ``stats`` as JSON on stdout, unless ``-q`` (words holding escaped bytes shown
+    as :func:`xlalign.core.io.json_text` writes them)."""
     if not args.quiet:
-        json.dump(stats, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print_json(stats)
+
+
+def print_json(obj: object) -> None:
+    """``obj`` as pretty, key-sorted JSON on stdout, strings made safe for UTF-8."""
+    json.dump(json_safe(obj), sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+# --------------------------------------------------------------------------- spaces
+
+
+def _reader_policy(attr: str, name: str) -> Callable[[str], str]:
+    """An argparse type for one of the word2vec readers' policies (``attr`` in
+    :mod:`xlalign.core.formats.word2vec`), read there when a value is parsed (the module
+    needs numpy, which ``xlalign --help`` should not load)."""
+
+    def parse(text: str) -> str:
+        from xlalign.core.formats import word2vec
+
+        allowed = getattr(word2vec, attr)
+        if text not in allowed:
+            raise argparse.ArgumentTypeError(f"expected one of {', '.join(allowed)}, got {text!r}")
+        return text
+
+    parse.__name__ = name
+    return parse
+
+
+def add_space_reading(p: argparse.ArgumentParser) -> None:
+    """``--encoding-errors`` and ``--duplicates``: how the word2vec readers take a user's
+    ``.vec``/``.bin`` file (:mod:`xlalign.core.formats.word2vec`); see :func:`space_reading`."""
+    p.add_argument(
+        "--encoding-errors",
+        default="replace",
+        type=_reader_policy("ENCODING_ERRORS", "replace|ignore|surrogateescape|strict"),
+        help="a word that is not valid UTF-8 (fastText writes such words): replace (U+FFFD, "
+        "the default), ignore (MUSE: the bytes dropped), surrogateescape (VecMap: the "
+        "bytes kept and written back; JSON shows them as \\xNN), strict (refused with "
+        "its line); the count is in the stats",
+    )
+    p.add_argument(
+        "--duplicates",
+        default="error",
+        type=_reader_policy("DUPLICATE_POLICIES", "error|first"),
+        help="a word on two rows: error (refused with both lines, the default) or first "
+        "(keep the first row, as MUSE does); the count is in the stats",
+    )
+
+
+def space_reading(args: argparse.Namespace) -> dict[str, str]:
+    """The keyword arguments of :func:`xlalign.static.vectors.load_space` that
+    :func:`add_space_reading`'s options give."""
+    return {"encoding_errors": args.encoding_errors, "duplicates": args.duplicates}
 
 
 # --------------------------------------------------------------------------- numbers
@@ -109,15 +163,19 @@ def _input_dir(text: str) -> None:
 
 
 def space_sides(path: str) -> list[str]:
-    """The files a space path stands for: ``STEM.npy`` and ``STEM.vocab.txt``, or itself."""
+    """The files a space path stands for: ``STEM.npy``, ``STEM.vocab.txt`` and their
+    manifest ``STEM.manifest.json`` (:mod:`xlalign.core.formats.space`), or itself."""
     if path.endswith(".npy"):
-        return [path, path[: -len(".npy")] + ".vocab.txt"]
+        stem = path[: -len(".npy")]
+        return [path, stem + ".vocab.txt", stem + ".manifest.json"]
     return [path]
 
 
 def _input_space(text: str) -> None:
+    # the manifest is optional on reading (a pair written by hand has none)
     for side in space_sides(text):
-        _readable_file(side, "embedding file")
+        if not side.endswith(".manifest.json"):
+            _readable_file(side, "embedding file")
 
 
 def _writable_parent(text: str, p: Path) -> None:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 
 from xlalign.cli.common import (
+    add_space_reading,
     check_paths,
     input_file,
     input_space,
@@ -15,7 +14,9 @@ from xlalign.cli.common import (
     output_dir,
     output_file,
     positive_int,
+    print_json,
     report,
+    space_reading,
     space_sides,
     unique_keys,
 )
@@ -38,6 +39,7 @@ def add_bli(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--k", type=positive_int, nargs="+", default=[1, 5, 10])
     p.add_argument("--oov", choices=["skip", "miss"], default="skip")
     p.add_argument("--lowercase", action="store_true", help="lowercase the dictionary")
+    add_space_reading(p)
     p.add_argument("--output", "-o", type=output_file, help="also write the results JSON here")
     p.add_argument(
         "--pair",
@@ -64,17 +66,21 @@ def _cmd_bli(args: argparse.Namespace) -> None:
         outputs=[args.output],
         args=args,
     )
+    reading = space_reading(args)
     if args.pair:
         from xlalign.mapping.pairs import pair_spaces
 
-        hub, _ = load_space(args.trg if args.pair_side == "src" else args.src)
+        hub_path = args.trg if args.pair_side == "src" else args.src
+        hub, hub_report = load_space(hub_path, **reading)
         lang, hub_side, _ = pair_spaces(args.pair, hub)
         (sw, sv), (tw, tv) = (lang, hub_side) if args.pair_side == "src" else (hub_side, lang)
+        read = {"trg" if args.pair_side == "src" else "src": hub_report}
     else:
-        (sw, sv), _ = load_space(args.src)
-        (tw, tv), _ = load_space(args.trg)
+        (sw, sv), s_report = load_space(args.src, **reading)
+        (tw, tv), t_report = load_space(args.trg, **reading)
+        read = {"src": s_report, "trg": t_report}
     dic = read_dictionary(args.dictionary, lowercase=args.lowercase)
-    out: dict = {}
+    out: dict = {"spaces": read}
     for retrieval in args.retrieval:
         res = evaluate_bli(
             sw,
@@ -91,8 +97,7 @@ def _cmd_bli(args: argparse.Namespace) -> None:
         out[retrieval] = res.as_dict()
     if args.output:
         write_json(args.output, out)
-    json.dump(out, sys.stdout, indent=2, sort_keys=True)
-    sys.stdout.write("\n")
+    print_json(out)
 
 
 def add_wordsim(sub: argparse._SubParsersAction) -> None:
@@ -120,6 +125,7 @@ def add_wordsim(sub: argparse._SubParsersAction) -> None:
         "vocabulary (labels become <dataset>-composed)",
     )
     p.add_argument("--name", default="space", help="the space's name in the record")
+    add_space_reading(p)
     p.add_argument("--output", "-o", required=True, type=output_file, help="the record JSON")
     p.set_defaults(func=_cmd_wordsim)
 
@@ -155,9 +161,9 @@ def _cmd_wordsim(args: argparse.Namespace) -> None:
         out_path=args.output,
         compose=args.compose,
         require_covered=True,
+        reading=space_reading(args),
     )
-    json.dump(record, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
-    sys.stdout.write("\n")
+    print_json(record)
 
 
 def add_tables(sub: argparse._SubParsersAction) -> None:
@@ -178,8 +184,8 @@ def _cmd_tables(args: argparse.Namespace) -> None:
     from xlalign.reporting.tables import load_records, write_tables
 
     written = write_tables(
-        load_records(args.bli),
-        load_records(args.wordsim or []),
+        load_records(args.bli, kind="bli"),
+        load_records(args.wordsim or [], kind="wordsim"),
         args.output_dir,
         spaces=args.spaces,
         metric=args.metric,

@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from xlalign.cli.common import (
+    add_space_reading,
     check_paths,
     fraction,
     input_file,
@@ -18,9 +19,11 @@ from xlalign.cli.common import (
     output_file,
     positive_int,
     report,
+    space_reading,
     space_sides,
 )
 from xlalign.core.errors import ConfigError
+from xlalign.core.io import write_json
 
 
 def _options(pairs: list[str] | None) -> dict:
@@ -81,6 +84,7 @@ def add_map(sub: argparse._SubParsersAction) -> None:
         "orthogonal recipes)",
     )
     p.add_argument("--max-words", type=positive_int, help="read only the most frequent rows")
+    add_space_reading(p)
     p.add_argument("--seed", type=nonnegative_int, default=0)
     p.add_argument("--stats", type=output_file, help="write the mapping's stats JSON here")
     p.add_argument("--device", help="torch device (default: cuda if available, else cpu)")
@@ -108,6 +112,7 @@ def _cmd_map(args: argparse.Namespace) -> None:
         max_words=args.max_words,
         stats_path=args.stats,
         device=args.device,
+        reading=space_reading(args),
     )
     report(stats, args)
 
@@ -124,6 +129,10 @@ def add_induce(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--csls-k", type=positive_int, default=10)
     p.add_argument("--max-rank", type=positive_int, default=20000, help="most frequent words only")
     p.add_argument("--mode", choices=["mutual", "forward", "union"], default="mutual")
+    add_space_reading(p)
+    p.add_argument(
+        "--stats", type=output_file, help="also write the stats (printed on stdout) as JSON here"
+    )
     p.add_argument("--device")
     p.set_defaults(func=_cmd_induce)
 
@@ -133,10 +142,13 @@ def _cmd_induce(args: argparse.Namespace) -> None:
     from xlalign.static.vectors import load_space
 
     check_paths(
-        inputs=[*space_sides(args.src), *space_sides(args.trg)], outputs=[args.output], args=args
+        inputs=[*space_sides(args.src), *space_sides(args.trg)],
+        outputs=[args.output, args.stats],
+        args=args,
     )
-    (sw, sv), _ = load_space(args.src)
-    (tw, tv), _ = load_space(args.trg)
+    (sw, sv), s_report = load_space(args.src, **space_reading(args))
+    (tw, tv), t_report = load_space(args.trg, **space_reading(args))
+    used: dict = {}
     pairs = induce_dictionary(
         sw,
         sv,
@@ -147,9 +159,21 @@ def _cmd_induce(args: argparse.Namespace) -> None:
         max_rank=args.max_rank,
         mode=args.mode,
         device=args.device,
+        report=used,
     )
     write_induced(pairs, args.output)
-    report(induction_stats(pairs), args)
+    stats = {
+        "retrieval": args.retrieval,
+        **used,
+        "max_rank": args.max_rank,
+        "mode": args.mode,
+        **induction_stats(pairs),
+        "source": s_report,
+        "target": t_report,
+    }
+    if args.stats:
+        write_json(args.stats, stats)
+    report(stats, args)
 
 
 def add_split_dictionary(sub: argparse._SubParsersAction) -> None:

@@ -22,6 +22,7 @@ from xlalign.cli.common import (
     positive_float,
     positive_int,
     report,
+    space_sides,
 )
 
 if TYPE_CHECKING:
@@ -77,7 +78,9 @@ def _cmd_extract(args: argparse.Namespace) -> None:
         inputs=[args.corpus, args.encoder],
         outputs=[
             out / f"{args.lang}.vocab.tsv",
-            *(f"{stem}{ext}" for ext in (".vec", ".npy", ".vocab.txt", ".json")),
+            f"{stem}.vec",
+            *space_sides(f"{stem}.npy"),
+            f"{stem}.json",
         ],
         replaced_dirs=[out / f"{args.lang}.teacher", out / f"{args.lang}.checkpoint"],
         args=args,
@@ -250,7 +253,7 @@ def _cmd_x2static(args: argparse.Namespace) -> None:
     npy = str(job.npy_path)
     check_paths(
         inputs=[job.cache_dir, job.vocab_path, getattr(args, "init_vectors", None)],
-        outputs=[job.vec_path, npy, npy[: -len(".npy")] + ".vocab.txt", job.stats_path],
+        outputs=[job.vec_path, *space_sides(npy), job.stats_path],
         replaced_dirs=[job.checkpoint_dir],
         args=args,
     )

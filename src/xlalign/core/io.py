@@ -261,11 +261,48 @@ def atomic_open(path: PathLike, mode: str = "w", **kwargs: Any) -> Iterator[IO[A
             fh.close()
 
 
+def json_text(text: str) -> str:
+    """``text`` as JSON written in UTF-8 can hold it: unchanged, unless it holds lone
+    surrogates (a word read with ``encoding_errors="surrogateescape"``, whose escaped bytes
+    UTF-8 cannot encode); then each escaped byte is written as ``\\xNN`` and any other
+    lone surrogate as ``\\uNNNN`` (Python's ``backslashreplace``)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+        return raw.decode("utf-8", "backslashreplace")
+    return text
+
+
+def json_safe(obj: Any) -> Any:
+    """``obj`` with every string (keys included) through :func:`json_text`; containers
+    are copied, other values kept."""
+    if isinstance(obj, str):
+        return json_text(obj)
+    if isinstance(obj, dict):
+        return {json_safe(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
 def write_json(path: PathLike, obj: Any) -> None:
-    """Write ``obj`` as pretty, key-sorted JSON atomically."""
-    with atomic_open(path) as fh:
-        json.dump(obj, fh, indent=2, sort_keys=True, ensure_ascii=False)
-        fh.write("\n")
+    """Write ``obj`` as pretty, key-sorted JSON atomically.
+
+    A string UTF-8 cannot encode (a word holding bytes escaped by ``surrogateescape``) is
+    written as :func:`json_text` shows it, so the file is always valid UTF-8 JSON.
+    """
+    try:
+        with atomic_open(path) as fh:
+            json.dump(obj, fh, indent=2, sort_keys=True, ensure_ascii=False)
+            fh.write("\n")
+    except UnicodeEncodeError:
+        with atomic_open(path) as fh:
+            json.dump(json_safe(obj), fh, indent=2, sort_keys=True, ensure_ascii=False)
+            fh.write("\n")
 
 
 def read_json(path: PathLike) -> Any:

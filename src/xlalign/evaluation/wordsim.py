@@ -880,6 +880,7 @@ def wordsim_record(
     out_path: PathLike,
     compose: bool = False,
     require_covered: bool = False,
+    reading: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Word similarity of one space (all its languages) on labelled datasets.
 
@@ -889,9 +890,12 @@ def wordsim_record(
     number. With ``compose`` every label gets :data:`COMPOSED_SUFFIX`. With
     ``require_covered`` (``xlalign wordsim``), a record where no dataset has a pair the
     space covers raises :class:`InputError` naming the datasets and spaces, and nothing is
-    written.
+    written. ``reading`` holds :func:`load_space`'s ``encoding_errors`` and ``duplicates``
+    (``xlalign wordsim``); then the record lists what reading each space did
+    (``spaces_read``: language -> report, the count of words with invalid UTF-8 among it).
     """
     loaded: dict[str, Space] = {}
+    read: dict[str, Any] = {}
     results: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     suffix = COMPOSED_SUFFIX if compose else ""
@@ -904,7 +908,7 @@ def wordsim_record(
             continue
         for lang in langs:
             if lang not in loaded:
-                loaded[lang], _ = load_space(spaces[lang])
+                loaded[lang], read[lang] = load_space(spaces[lang], **dict(reading or {}))
         second = loaded[langs[1]] if len(langs) > 1 else None
         try:
             res = evaluate_wordsim(ds, loaded[langs[0]], second, compose=compose)
@@ -936,5 +940,7 @@ def wordsim_record(
         "results": results,
         "skipped": skipped,
     }
+    if reading is not None:
+        record["spaces_read"] = read
     write_json(out_path, record)
     return record

@@ -301,8 +301,12 @@ def map_pair(
     max_words: int | None = None,
     stats_path: PathLike | None = None,
     device: str | None = None,
+    reading: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """VecMap on two files, as the public tool's ``map_embeddings.py`` (``xlalign map``).
+
+    ``reading`` holds :func:`xlalign.static.vectors.load_space`'s ``encoding_errors`` and
+    ``duplicates`` for both files; what they did is in the stats (``source``, ``target``).
 
     ``dictionary`` holds ``source target`` pairs. Writes both mapped spaces as word2vec
     text (what VecMap's ``eval_translation.py`` scores); with ``hub`` the target stays in
@@ -311,8 +315,8 @@ def map_pair(
     hub-space BLI, equal to VecMap's only for orthogonal recipes.
     """
     args = vecmap.recipe_args(recipe, seed=seed, **dict(options or {}))
-    (sw, sv), s_report = load_space(src, max_words=max_words)
-    (tw, tv), t_report = load_space(trg, max_words=max_words)
+    (sw, sv), s_report = load_space(src, max_words=max_words, **dict(reading or {}))
+    (tw, tv), t_report = load_space(trg, max_words=max_words, **dict(reading or {}))
     pairs = read_pairs(dictionary) if dictionary is not None else None
     mapping = vecmap.map_embeddings(
         sv, tv, args, src_words=sw, trg_words=tw, dictionary=pairs, device=device

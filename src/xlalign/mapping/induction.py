@@ -21,6 +21,7 @@ Nearest-neighbour ties go to the more frequent word; the output is sorted by sco
 
 from __future__ import annotations
 
+import logging
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -44,6 +45,8 @@ from xlalign.evaluation.bli import (
 )
 from xlalign.mapping.pairs import pair_spaces
 from xlalign.static.vectors import load_space
+
+log = logging.getLogger(__name__)
 
 MODES = ("mutual", "forward", "union")
 
@@ -96,14 +99,19 @@ def induce_dictionary(
     batch_size: int | None = None,
     device: str | torch.device | None = None,
     progress: bool = False,
+    report: dict[str, Any] | None = None,
 ) -> list[InducedPair]:
     """Translation pairs between two aligned spaces, best first (module docstring).
 
     ``max_rank`` (None: no limit) keeps the most frequent rows of each side;
     ``min_score`` drops pairs scoring below it; ``exclude_identical`` drops pairs whose two
     words are the same string (after retrieval, so such a word yields no pair rather than
-    its second-best neighbour); ``max_pairs`` keeps the best pairs. Raises
-    :class:`InputError` when no pair is left, saying at which step they were lost.
+    its second-best neighbour); ``max_pairs`` keeps the best pairs. A ``csls_k`` larger
+    than a (``max_rank``-cut) vocabulary is capped to it, with a warning, as
+    :func:`xlalign.evaluation.bli.evaluate_bli` does; ``report`` (a dict, when given)
+    then receives ``csls_k`` (the size used; None for ``"nn"``) and, when capped,
+    ``csls_k_asked``. Raises :class:`InputError` when no pair is left, saying at which
+    step they were lost.
     """
     check_retrieval(retrieval, csls_k)
     if mode not in MODES:
@@ -119,8 +127,22 @@ def induce_dictionary(
     src = unit_rows(np.asarray(src_vecs)[:n_src], dev)
     tgt = unit_rows(np.asarray(tgt_vecs)[:n_tgt], dev)
     r_t = r_s = None
+    csls_k_used = min(csls_k, n_src, n_tgt)
+    if report is not None:
+        report["csls_k"] = csls_k_used if retrieval == "csls" else None
+        if retrieval == "csls" and csls_k_used < csls_k:
+            report["csls_k_asked"] = csls_k
     if retrieval == "csls":
-        r_t, r_s = csls_penalties(src, tgt, csls_k, batch_size=batch_size, progress=progress)
+        if csls_k_used < csls_k:
+            log.warning(
+                "csls_k %d is larger than a vocabulary (%d source, %d target candidate "
+                "words); using %d neighbours",
+                csls_k,
+                n_src,
+                n_tgt,
+                csls_k_used,
+            )
+        r_t, r_s = csls_penalties(src, tgt, csls_k_used, batch_size=batch_size, progress=progress)
     opts: dict[str, Any] = {"batch_size": batch_size, "progress": progress}
     forward = _nearest(src, tgt, r_t, r_s, desc="induce S2T", **opts)
     candidates: set[tuple[int, int]]
@@ -172,8 +194,11 @@ def induce_dictionary(
 
 
 def write_induced(pairs: Sequence[InducedPair], path: PathLike) -> None:
-    """Write pairs in MUSE's dictionary format (``src tgt`` per line, in order), atomically."""
-    with atomic_open(path) as fh:
+    """Write pairs in MUSE's dictionary format (``src tgt`` per line, in order), atomically.
+
+    A word read with ``encoding_errors="surrogateescape"`` is written as the bytes it was
+    read from, as the vector writers do."""
+    with atomic_open(path, errors="surrogateescape") as fh:
         for p in pairs:
             fh.write(f"{p.src} {p.tgt}\n")
 
@@ -219,6 +244,7 @@ def induce(
     (:mod:`xlalign.mapping.pairs`)."""
     hub_sp, _ = load_space(hub_space)
     (xw, xv), (hw, hv), _ = pair_spaces(pair, hub_sp)
+    used: dict[str, Any] = {}
     pairs = induce_dictionary(
         hw,
         hv,
@@ -230,12 +256,14 @@ def induce(
         mode=options.get("mode", "mutual"),
         device=device,
         progress=progress,
+        report=used,
     )
     write_induced(pairs, out_path)
     stats = {
         "language": language,
         "hub": hub,
         **dict(options),
+        **used,
         "scored_in": PAIR_SPACES,
         **induction_stats(pairs),
     }

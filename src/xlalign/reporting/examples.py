@@ -412,6 +412,8 @@ def bli_query_hits(
         f"BLI record {record.get('space')!r} seed {record.get('seed')} "
         f"language {record.get('language')!r}"
     )
+    if record.get("_source"):
+        where = f"{record['_source']} ({where})"
     results = record.get("results")
     if not isinstance(results, Mapping) or direction not in results:
         skipped = (record.get("skipped") or {}).get(direction)
@@ -419,9 +421,13 @@ def bli_query_hits(
         raise InputError(f"{where}: no results for direction {direction!r}{why}")
     res = results[direction]
     at = f"{where}: results.{direction}"
+    if not isinstance(res, Mapping):
+        raise InputError(f"{at}: expected an object: retrieval -> metrics, got {res!r:.80}")
     if retrieval not in res:
         raise InputError(f"{at}: no {retrieval!r} retrieval")
     scores = res[retrieval]
+    if not isinstance(scores, Mapping):
+        raise InputError(f"{at}.{retrieval}: expected an object of metrics, got {scores!r:.80}")
     key = hits_key(k)
     if "queries" not in res or key not in scores:
         raise InputError(

@@ -27,10 +27,22 @@ from xlalign.core.io import PathLike, read_json, write_json
 from xlalign.evaluation.tasks.registry import task_info
 from xlalign.reporting import plots
 from xlalign.reporting.tables import bli_per_language, load_records
+from xlalign.reporting.zeroshot import load_retrieval, load_runs
 
 log = logging.getLogger(__name__)
 
 INDEX = "figures.json"
+
+
+def _with_source(paths: Sequence[PathLike], what: str) -> list[dict[str, Any]]:
+    """JSON objects, each remembering its file (``_source``) for the errors that name it."""
+    out = []
+    for p in paths:
+        rec = read_json(p)
+        if not isinstance(rec, dict):
+            raise InputError(f"{p}: a JSON {type(rec).__name__}; expected a {what} (an object)")
+        out.append({**rec, "_source": str(p)})
+    return out
 
 
 def write_figures(
@@ -58,7 +70,7 @@ def write_figures(
 
     if bli:
         table = bli_per_language(
-            load_records(bli), spaces=spaces, metric=metric, retrieval=bli_retrieval
+            load_records(bli, kind="bli"), spaces=spaces, metric=metric, retrieval=bli_retrieval
         )
         data = plots.bli_bars_from_table(table)
         label = metric.upper()
@@ -68,7 +80,7 @@ def write_figures(
         done("bli_per_language", f"BLI {label} ({bli_retrieval.upper()}) per language", paths)
 
     if retrieval:
-        records = [read_json(p) for p in retrieval]
+        records = load_retrieval(retrieval)
         layers = {r["set"]: r.get("layer") for r in records}
         for rset, data in plots.retrieval_by_layer_from_records(records).items():
             title = task_info(rset).title
@@ -78,12 +90,12 @@ def write_figures(
             done(f"retrieval_layers_{rset}", f"{title}: accuracy@1 en→xx by layer", paths)
 
     if pretrain:
-        curves = plots.loss_curves_from_records([read_json(p) for p in pretrain])
+        curves = plots.loss_curves_from_records(_with_source(pretrain, "pre-training record"))
         paths = plots.loss_curves(curves, out / "pretrain_loss_curves")
         done("pretrain_loss_curves", "Continued pre-training: losses by step", paths)
 
     if runs:
-        run_recs = [read_json(p) for p in runs]
+        run_recs = load_runs(runs)
         for task in tasks:
             mine = [r for r in run_recs if r.get("task") == task]
             if not any(r.get("encoder") == base_encoder for r in mine):
@@ -110,7 +122,7 @@ def write_figures(
                 f"results.learning_curve: {path} does not exist (the summary "
                 "benchmarks/learning_curve.py writes, learning_curve.json)"
             )
-        sizes, data, xlabel = plots.learning_curve_from_summary(read_json(path))
+        sizes, data, xlabel = plots.learning_curve_from_summary(read_json(path), where=str(path))
         paths = plots.learning_curve(sizes, data, out / "learning_curve", xlabel=xlabel)
         done("learning_curve", "X2S-M against aggregation by corpus size", paths)
 

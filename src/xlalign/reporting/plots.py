@@ -145,6 +145,14 @@ def _series(values: Any, at: str) -> list[float | None]:
     return [finite_number(v, f"{at}[{i}]") for i, v in enumerate(values)]
 
 
+def _number(value: Any, at: str) -> float:
+    """A finite number of a results file (None or NaN refused too), naming ``at``."""
+    v = finite_number(value, at)
+    if v is None:
+        raise InputError(f"{at}: expected a number, got {value!r}")
+    return v
+
+
 def _nan(values: Sequence[float | None]) -> list[float]:
     return [math.nan if v is None else v for v in values]
 
@@ -537,15 +545,21 @@ def _from_history(
 ) -> dict[str, tuple[list[int], list[float]]]:
     series: dict[str, tuple[list[int], list[float]]] = {}
     for i, entry in enumerate(history):
+        at = f"{where}: learning_curve[{i}]"
+        if not isinstance(entry, Mapping):
+            raise InputError(f"{at}: expected an object with 'step' and losses, got {entry!r:.80}")
         if "step" not in entry:
-            raise InputError(f"{where}: learning_curve[{i}] has no 'step'")
+            raise InputError(f"{at} has no 'step'")
+        step = entry["step"]
+        if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+            raise InputError(f"{at}.step: expected a non-negative integer, got {step!r:.80}")
         for key, value in entry.items():
             if key == "step" or "/" in key or not key.endswith("_loss"):
                 continue
             name = VALID_MLM if key == "valid_mlm_loss" else key[: -len("_loss")]
             steps, losses = series.setdefault(name, ([], []))
-            steps.append(int(entry["step"]))
-            losses.append(float(value))
+            steps.append(step)
+            losses.append(_number(value, f"{at}.{key}"))
     return series
 
 
@@ -568,12 +582,17 @@ def _from_curves(rec: Mapping[str, Any], where: str) -> dict[str, tuple[list[int
             name, steps = key[len("train_") : -len("_loss")], train_steps
         else:
             continue
+        if not isinstance(values, list):
+            raise InputError(
+                f"{where}: curves.{key}: expected a list of losses, got {values!r:.80}"
+            )
         if len(values) != len(steps):
             raise InputError(
                 f"{where}: curves.{key} has {len(values)} values; expected {len(steps)} "
                 f"(steps {total}, logged every {log_every} / evaluated every {eval_every})"
             )
-        series[name] = (list(steps), [float(v) for v in values])
+        losses = [_number(v, f"{where}: curves.{key}[{i}]") for i, v in enumerate(values)]
+        series[name] = (list(steps), losses)
     return series
 
 
@@ -776,6 +795,7 @@ def learning_curve_from_summary(
     retrieval: str = "nn",
     oov: str = "miss",
     direction: str | None = None,
+    where: str = "learning_curve.json",
 ) -> tuple[list[float], dict[str, list[float | None]], str]:
     """``(sizes, method -> P@1 % per size, x label)`` from ``learning_curve.json``
     (benchmarks/learning_curve.py).
@@ -784,10 +804,32 @@ def learning_curve_from_summary(
     (their counts differ by a few percent); a method's value is its P@1 in ``space``
     (``joint``: unmapped, ``mapped``: after VecMap), averaged over both directions, or
     the one ``direction`` (``en-de``). A direction without a value leaves the cell None.
+    Anything malformed is an :class:`InputError` naming ``where`` (the file) and the key.
     """
     rows = summary.get("rows") if isinstance(summary, Mapping) else None
     if not isinstance(rows, list) or not rows:
-        raise InputError("learning_curve.json: no 'rows'; expected the benchmark's summary")
+        raise InputError(f"{where}: no 'rows'; expected the benchmark's summary")
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise InputError(f"{where}: rows[{i}]: expected an object, got {row!r:.80}")
+        for key in ("size", "method", "sentences"):
+            if key not in row:
+                raise InputError(f"{where}: rows[{i}] has no {key!r}")
+        if not isinstance(row["size"], str | int) or isinstance(row["size"], bool):
+            raise InputError(f"{where}: rows[{i}].size: expected a size label, got {row['size']!r}")
+        if not isinstance(row["method"], str):
+            raise InputError(f"{where}: rows[{i}].method: expected a name, got {row['method']!r}")
+        sentences = row["sentences"]
+        if not isinstance(sentences, Mapping) or not sentences:
+            raise InputError(
+                f"{where}: rows[{i}].sentences: expected an object language -> sentences, "
+                f"got {sentences!r:.80}"
+            )
+        for lang, n in sentences.items():
+            _number(n, f"{where}: rows[{i}].sentences.{lang}")
+        for key, value in row.items():
+            if isinstance(key, str) and key.count("/") == 3 and value is not None:
+                _number(value, f"{where}: rows[{i}].{key}")
     # every direction any row has in this space: a row lacking one has no mean
     directions = (
         [direction]
@@ -803,10 +845,7 @@ def learning_curve_from_summary(
     )
     by_size: dict[str, float] = {}
     cells: dict[str, dict[str, float | None]] = {}
-    for i, row in enumerate(rows):
-        for key in ("size", "method", "sentences"):
-            if key not in row:
-                raise InputError(f"learning_curve.json: rows[{i}] has no {key!r}")
+    for row in rows:
         sentences = row["sentences"]
         by_size.setdefault(row["size"], statistics.fmean(float(v) for v in sentences.values()))
         vals = [row.get(f"{space}/{d}/{retrieval}/{oov}") for d in directions]

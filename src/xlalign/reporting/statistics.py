@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from xlalign.core.errors import InputError
-from xlalign.core.io import PathLike, atomic_open, read_json, write_json
+from xlalign.core.io import PathLike, atomic_open, write_json
 from xlalign.evaluation.tasks.registry import task_info
 from xlalign.reporting import examples as ex
 from xlalign.reporting import significance as sig
@@ -824,15 +824,20 @@ def write_statistics(
 
 
 def load_with_source(paths: Sequence[PathLike], what: str) -> list[dict[str, Any]]:
-    """JSON records, each remembering its file (``_source``)."""
-    out = []
-    for p in paths:
-        rec = read_json(p)
-        if not isinstance(rec, dict):
-            raise InputError(f"{p}: not a {what} record (a JSON object expected)")
-        rec["_source"] = str(p)
-        out.append(rec)
-    return out
+    """The ``what`` ("BLI", "fine-tuning" or "retrieval") records, each checked by its
+    reader (a missing or mistyped key refused naming the file and the key) and
+    remembering its file (``_source``)."""
+    from xlalign.reporting.tables import load_records
+    from xlalign.reporting.zeroshot import load_retrieval, load_runs
+
+    readers: dict[str, Callable[[Sequence[PathLike]], list[dict[str, Any]]]] = {
+        "BLI": lambda ps: load_records(ps, kind="bli"),
+        "fine-tuning": load_runs,
+        "retrieval": load_retrieval,
+    }
+    if what not in readers:
+        raise ValueError(f"what={what!r}: expected one of {sorted(readers)}")
+    return readers[what](paths)
 
 
 def run_statistics(

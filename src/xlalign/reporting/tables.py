@@ -141,12 +141,16 @@ class Table:
 # Loading and validating records
 
 
-def load_records(paths: Iterable[PathLike]) -> list[dict[str, Any]]:
+def load_records(paths: Iterable[PathLike], kind: str | None = None) -> list[dict[str, Any]]:
     """Read BLI or word-similarity records, validating them; each remembers its file.
 
-    The kind follows ``results``: a mapping of directions (BLI) or a list of entries
-    (word similarity). Missing or mistyped keys raise :class:`InputError` naming the file.
+    ``kind`` ("bli" or "wordsim") says which records are expected; None: the kind follows
+    ``results``, a mapping of directions (BLI) or a list of entries (word similarity).
+    Missing or mistyped keys raise :class:`InputError` naming the file and the key.
     """
+    checks = {"bli": _check_bli, "wordsim": _check_wordsim}
+    if kind is not None and kind not in checks:
+        raise ValueError(f"kind={kind!r}: expected one of {sorted(checks)} or None")
     records: list[dict[str, Any]] = []
     for path in paths:
         rec = read_json(path)
@@ -154,7 +158,9 @@ def load_records(paths: Iterable[PathLike]) -> list[dict[str, Any]]:
         if not isinstance(rec, dict):
             raise InputError(f"{where}: expected a JSON object (a result record)")
         rec[SOURCE_KEY] = where
-        if isinstance(rec.get("results"), list):
+        if kind is not None:
+            checks[kind](rec)
+        elif isinstance(rec.get("results"), list):
             _check_wordsim(rec)
         else:
             _check_bli(rec)

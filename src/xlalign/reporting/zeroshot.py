@@ -30,7 +30,13 @@ import pandas as pd
 from xlalign.core.errors import InputError
 from xlalign.core.io import PathLike, atomic_open, read_json, write_json
 from xlalign.evaluation.tasks.registry import task_info
-from xlalign.reporting.formats import best_cells, bold_markdown, leading_numbers, to_latex
+from xlalign.reporting.formats import (
+    best_cells,
+    bold_markdown,
+    finite_number,
+    leading_numbers,
+    to_latex,
+)
 from xlalign.reporting.tables import MISSING, to_markdown
 
 DECIMALS = 2
@@ -52,16 +58,114 @@ def _mean(vals: Sequence[float | None]) -> float | None:
     return statistics.fmean(vals) if vals else None
 
 
+def _record(p: PathLike, what: str) -> dict[str, Any]:
+    rec = read_json(p)
+    if not isinstance(rec, dict):
+        raise InputError(f"{p}: a JSON {type(rec).__name__}; expected a {what} (a JSON object)")
+    return rec
+
+
+def _key(
+    rec: Mapping[str, Any], key: str, kind: type | tuple[type, ...], at: str, what: str
+) -> Any:
+    """``rec[key]``, refused (naming ``at`` and the key) when missing or not ``kind``."""
+    if key not in rec:
+        raise InputError(f"{at}: missing key {key!r} (expected {what})")
+    value = rec[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise InputError(f"{at}: key {key!r}: expected {what}, got {value!r:.80}")
+    return value
+
+
+def _name(rec: Mapping[str, Any], key: str, at: str, what: str) -> str:
+    value = _key(rec, key, str, at, what)
+    if not value:
+        raise InputError(f"{at}: key {key!r}: expected {what}, got ''")
+    return value
+
+
+def check_run(rec: Mapping[str, Any], where: str) -> None:
+    """Refuse a fine-tuning result (``ft<seed>.json``) the tables cannot read: ``task``,
+    ``encoder`` (non-empty strings), ``seed`` (an integer), ``scores`` (an object) and
+    ``summary`` with ``per_language`` (language -> a number or null); ``summary.english``
+    and ``summary.transfer.gap``, when there, numbers or null. The error names the file
+    and the key."""
+    _name(rec, "task", where, "the task id, a string")
+    _name(rec, "encoder", where, "the encoder's name, a string")
+    _key(rec, "seed", int, where, "the fine-tuning seed, an integer")
+    _key(rec, "scores", Mapping, where, "an object: language -> metrics")
+    summary = _key(rec, "summary", Mapping, where, "an object with per_language")
+    at = f"{where}: summary"
+    per = _key(summary, "per_language", Mapping, at, "an object: language -> score")
+    for lang, value in per.items():
+        finite_number(value, f"{at}.per_language.{lang}")
+    if "english" in summary:
+        finite_number(summary["english"], f"{at}.english")
+    if "transfer" in summary:
+        transfer = _key(summary, "transfer", Mapping, at, "an object with gap")
+        finite_number(transfer.get("gap"), f"{at}.transfer.gap")
+
+
 def load_runs(paths: Sequence[PathLike]) -> list[dict[str, Any]]:
+    """Fine-tuning results, each checked (:func:`check_run`) and remembering its file
+    (``_source``)."""
     runs = []
     for p in paths:
-        rec = read_json(p)
-        for key in ("task", "encoder", "seed", "summary", "scores"):
-            if key not in rec:
-                raise InputError(f"{p}: not a fine-tuning result (no {key!r})")
+        rec = _record(p, "fine-tuning result")
+        check_run(rec, str(p))
         rec["_source"] = str(p)
         runs.append(rec)
     return runs
+
+
+def check_retrieval(rec: Mapping[str, Any], where: str) -> None:
+    """Refuse a retrieval result (``retrieval/<set>.json``) the tables cannot read: ``set``,
+    ``encoder`` (non-empty strings), ``languages`` (language -> an object whose
+    ``accuracy`` maps a direction to a number or null, ``test.f1`` a number, ``sweep`` a
+    direction to a list of numbers, each when there) and ``layer`` (an integer or null,
+    when there). The error names the file and the key."""
+    _name(rec, "set", where, "the retrieval set id, a string")
+    _name(rec, "encoder", where, "the encoder's name, a string")
+    if rec.get("layer") is not None:
+        _key(rec, "layer", int, where, "the layer scored, an integer or null")
+    langs = _key(rec, "languages", Mapping, where, "an object: language -> result")
+    for lang, res in langs.items():
+        at = f"{where}: languages.{lang}"
+        if not isinstance(res, Mapping):
+            raise InputError(f"{at}: expected an object (a language's result), got {res!r:.80}")
+        if "accuracy" in res:
+            acc = _key(res, "accuracy", Mapping, at, "an object: direction -> accuracy")
+            for direction, value in acc.items():
+                finite_number(value, f"{at}.accuracy.{direction}")
+        if "test" in res:
+            test = _key(res, "test", Mapping, at, "an object with f1")
+            if "f1" in test and finite_number(test["f1"], f"{at}.test.f1") is None:
+                raise InputError(f"{at}.test.f1: expected a number, got {test['f1']!r}")
+        if "sweep" in res:
+            sweep = _key(res, "sweep", Mapping, at, "an object: direction -> list by layer")
+            for direction, values in sweep.items():
+                if not isinstance(values, list):
+                    raise InputError(
+                        f"{at}.sweep.{direction}: expected a list of accuracies by layer, "
+                        f"got {values!r:.80}"
+                    )
+                for i, value in enumerate(values):
+                    if finite_number(value, f"{at}.sweep.{direction}[{i}]") is None:
+                        raise InputError(
+                            f"{at}.sweep.{direction}[{i}]: expected a number, got {value!r}"
+                        )
+
+
+def load_retrieval(paths: Sequence[PathLike]) -> list[dict[str, Any]]:
+    """Retrieval results, each checked (:func:`check_retrieval`) and remembering its file
+    (``_source``)."""
+    out = []
+    for p in paths:
+        rec = _record(p, "retrieval result")
+        check_retrieval(rec, str(p))
+        rec["_source"] = str(p)
+        out.append(rec)
+    return out
 
 
 def retrieval_accuracy(res: Mapping[str, Any], direction: str = "en->xx") -> float | None:
@@ -189,8 +293,9 @@ def task_table(
     numbers: dict[str, dict[str, float | None]] = {}
     for enc in encoders:
         er = [r for r in mine if r["encoder"] == enc]
-        row = [_fmt([r["summary"]["english"] for r in er if r["summary"]["english"] is not None])]
-        numbers[enc] = {"en": _mean([r["summary"]["english"] for r in er])}
+        english = [r["summary"].get("english") for r in er]
+        row = [_fmt([v for v in english if v is not None])]
+        numbers[enc] = {"en": _mean(english)}
         for lang in langs:
             vals = [r["summary"]["per_language"].get(lang) for r in er]
             vals = [v for v in vals if v is not None]
@@ -199,15 +304,8 @@ def task_table(
         row.append(
             _fmt([_mean(list(r["summary"]["per_language"].values())) or math.nan for r in er])
         )
-        row.append(
-            _fmt(
-                [
-                    r["summary"]["transfer"]["gap"]
-                    for r in er
-                    if r["summary"]["transfer"]["gap"] is not None
-                ]
-            )
-        )
+        gaps = [(r["summary"].get("transfer") or {}).get("gap") for r in er]
+        row.append(_fmt([v for v in gaps if v is not None]))
         rows.append(row)
     frame = pd.DataFrame(rows, columns=columns, index=pd.Index(list(encoders), name="Model"))
     seeds = sorted({int(r["seed"]) for r in mine})
@@ -321,7 +419,7 @@ def write_zeroshot_tables(
     """Write the zero-shot tables (Markdown with every table, a CSV and a LaTeX file per
     table, each column's best value in bold) and their summary JSON; returns the summary."""
     run_recs = load_runs(runs)
-    ret_recs = [read_json(p) for p in retrieval]
+    ret_recs = load_retrieval(retrieval)
     out_dir = Path(md_path).parent
     parts = ["# Zero-shot cross-lingual evaluation", ""]
     summary: dict[str, Any] = {"tables": {}}
