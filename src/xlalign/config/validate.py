@@ -10,6 +10,7 @@ import copy
 import functools
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
@@ -45,7 +46,7 @@ def _schema() -> dict[str, Any]:
 
 @functools.cache
 def _validator() -> jsonschema.protocols.Validator:
-    return _with_defaults(jsonschema.Draft202012Validator)(_schema())
+    return _with_defaults(checks.strict(jsonschema.Draft202012Validator))(_schema())
 
 
 def load_schema() -> dict[str, Any]:
@@ -78,8 +79,16 @@ def _key(path: Any) -> str:
     return ".".join(parts) if parts else "<top level>"
 
 
+def short(value: Any, limit: int = 120) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a message never prints a huge value)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 5] + " ...]"
+
+
 def _describe(err: jsonschema.ValidationError) -> str:
     key = _key(err.absolute_path)
+    if len(err.message) > 300:
+        err.message = err.message[:290] + " ..."
     if err.validator == "additionalProperties":
         allowed = ", ".join(sorted(err.schema.get("properties", {})))
         return f"{key}: {err.message} (allowed keys: {allowed})"
@@ -87,16 +96,16 @@ def _describe(err: jsonschema.ValidationError) -> str:
         return f"{key}: {err.message}"
     if err.validator == "enum":
         allowed = ", ".join(repr(v) for v in err.validator_value)
-        return f"{key}: got {err.instance!r}, expected one of {allowed}"
+        return f"{key}: got {short(err.instance)}, expected one of {allowed}"
     if err.validator == "type":
-        return f"{key}: got {err.instance!r}, expected type {err.validator_value}"
+        return f"{key}: got {short(err.instance)}, expected type {err.validator_value}"
     if err.validator == "pattern" and key == "name":
         return (
             f"name: got {err.instance!r}, expected letters, digits, '.', '_' and '-', not "
             "starting with '.' or '-' (results/<name> must be a directory of results/)"
         )
     if err.validator == "pattern":
-        return f"{key}: got {err.instance!r}, expected a string matching {err.validator_value}"
+        return f"{key}: got {short(err.instance)}, expected a string matching {err.validator_value}"
     if err.validator == "uniqueItems":
         dupes = sorted({repr(x) for i, x in enumerate(err.instance) if x in err.instance[:i]})
         return f"{key}: {', '.join(dupes)} listed more than once; expected each item once"
@@ -112,6 +121,7 @@ def validate(
     paths of files the config names (default: the working directory).
     """
     cfg = copy.deepcopy(dict(config))
+    _check_numbers(cfg, origin)
     schema = _schema()
     validator = _validator()
     errors = sorted(validator.iter_errors(cfg), key=lambda e: list(e.absolute_path))
@@ -120,6 +130,42 @@ def validate(
         raise ConfigError(f"{origin}: invalid configuration:\n  {lines}")
     _check_semantics(cfg, origin=origin, base_dir=base_dir or Path.cwd(), schema=schema)
     return cfg
+
+
+#: Seeds go to numpy's legacy ``np.random.seed`` and ``torch.manual_seed``: 0..2**32 - 1.
+MAX_SEED = 2**32 - 1
+#: Integers are stored in int64 arrays and JSON read by other tools: at most 2**63 - 1.
+MAX_INT = 2**63 - 1
+
+
+def _is_seed_key(key: Any) -> bool:
+    return isinstance(key, str) and (key in ("seed", "seeds") or key.endswith("_seed"))
+
+
+def _check_numbers(cfg: Any, origin: str) -> None:
+    """Numbers no key accepts, anywhere (pass-through blocks too): NaN and infinities
+    (``.nan``, ``.inf``: every comparison with NaN is false, so no range in the schema
+    refuses it), integers beyond int64, and seeds outside 0..2**32 - 1."""
+    stack: list[tuple[Any, tuple[Any, ...], bool]] = [(cfg, (), False)]
+    while stack:
+        value, path, seed = stack.pop()
+        where = _key(path)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{origin}: {where}: got {value}; expected a finite number")
+        if isinstance(value, int) and not isinstance(value, bool):
+            if abs(value) > MAX_INT:
+                raise ConfigError(
+                    f"{origin}: {where}: got {value}; expected an integer within +-(2**63 - 1)"
+                )
+            if seed and not 0 <= value <= MAX_SEED:
+                raise ConfigError(
+                    f"{origin}: {where}: seed {value} is outside 0..{MAX_SEED} (numpy and "
+                    "torch take 32-bit seeds)"
+                )
+        elif isinstance(value, dict):
+            stack.extend((v, (*path, k), _is_seed_key(k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, (*path, i), seed) for i, v in enumerate(value))
 
 
 def _check_semantics(

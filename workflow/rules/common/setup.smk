@@ -43,8 +43,17 @@ try:
         config.update(_base)
         _origin = str(_default)
     else:
+        # What the strict reader reads, merged as Snakemake merges --configfile files, then
+        # --config on top: the values check-config sees (Snakemake's loader would expand
+        # YTE templates, for one).
+        from snakemake.utils import update_config
+
+        _read = {}
         for _file in workflow.overwrite_configfiles:
-            read_config_file(_file)
+            update_config(_read, read_config_file(_file))
+        update_config(_read, dict(workflow.config_settings.config))
+        config.clear()
+        config.update(_read)
         _origin = ", ".join(map(str, workflow.overwrite_configfiles))
     _validated = xlconfig.validate(config, origin=_origin)
 except ConfigError as _exc:
