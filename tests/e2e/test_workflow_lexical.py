@@ -234,7 +234,8 @@ def test_dictionary_without_pairs_in_vocabulary_fails_clearly(small: Path, tmp_p
     assert split["pool_pairs_in_vocabulary"] == 0
     log = (work / "logs/lx/map_space/seed1/x2s-m/de.log").read_text()
     assert "training dictionary of en-de is empty" in log
-    assert not (work / "results/lx/aligned/seed1/x2s-m/de.npy").exists()
+    for name in ("de.npy", "de.vocab.txt", "de.manifest.json"):  # the failed job's outputs
+        assert not (work / "results/lx/aligned/seed1/x2s-m" / name).exists(), name
 
 
 # --------------------------------------------------------------------------------------

@@ -110,7 +110,8 @@ def test_sigterm_preempted_job_resumes_on_rerun(tmp_path: Path) -> None:
     assert "job stopped by SIGTERM (x2static, checkpoint" in log
     assert "a re-run resumes from its checkpoint" in log
     assert (work / CKPT).exists()  # kept: not an output of the job
-    for suffix in (".npy", ".vec", ".vocab.txt", ".json"):  # nothing finished-looking
+    # nothing finished-looking
+    for suffix in (".npy", ".vec", ".vocab.txt", ".manifest.json", ".json"):
         assert not (work / TARGET).with_suffix(suffix).exists(), suffix
     assert not [p for p in (work / TARGET).parent.rglob(".*") if ".tmp" in p.name]
 

@@ -48,6 +48,7 @@ rule map_space:
     output:
         npy=f"{RES}/aligned/seed{{seed}}/{{method}}/{{lang}}.npy",
         words=f"{RES}/aligned/seed{{seed}}/{{method}}/{{lang}}.vocab.txt",
+        manifest=f"{RES}/aligned/seed{{seed}}/{{method}}/{{lang}}.manifest.json",
         pair=f"{RES}/aligned/seed{{seed}}/{{method}}/{{lang}}.pair.npz",
         stats=f"{RES}/aligned/seed{{seed}}/{{method}}/{{lang}}.json",
     log:
@@ -103,6 +104,7 @@ rule select_space:
         vec=f"{RES}/spaces/seed{{seed}}/{{space}}/{{lang}}.vec",
         npy=f"{RES}/spaces/seed{{seed}}/{{space}}/{{lang}}.npy",
         words=f"{RES}/spaces/seed{{seed}}/{{space}}/{{lang}}.vocab.txt",
+        manifest=f"{RES}/spaces/seed{{seed}}/{{space}}/{{lang}}.manifest.json",
         pair=f"{RES}/spaces/seed{{seed}}/{{space}}/{{lang}}.pair.npz",
         stats=f"{RES}/spaces/seed{{seed}}/{{space}}/{{lang}}.json",
     log:
@@ -140,6 +142,7 @@ rule map_unsupervised:
     output:
         npy=f"{RES}/spaces/seed{{seed}}/{UNSUP}/{{lang}}.npy",
         words=f"{RES}/spaces/seed{{seed}}/{UNSUP}/{{lang}}.vocab.txt",
+        manifest=f"{RES}/spaces/seed{{seed}}/{UNSUP}/{{lang}}.manifest.json",
         pair=f"{RES}/spaces/seed{{seed}}/{UNSUP}/{{lang}}.pair.npz",
         stats=f"{RES}/spaces/seed{{seed}}/{UNSUP}/{{lang}}.json",
     log:

@@ -71,6 +71,7 @@ rule x2static:
         vec=f"{RES}/static/seed{{seed}}/x2s-m/{{lang}}.vec",
         npy=f"{RES}/static/seed{{seed}}/x2s-m/{{lang}}.npy",
         words=f"{RES}/static/seed{{seed}}/x2s-m/{{lang}}.vocab.txt",
+        manifest=f"{RES}/static/seed{{seed}}/x2s-m/{{lang}}.manifest.json",
         stats=f"{RES}/static/seed{{seed}}/x2s-m/{{lang}}.json",
     log:
         log_path("x2static", "seed{seed}", "{lang}"),
@@ -113,6 +114,7 @@ rule aggregate:
         vec=f"{RES}/static/seed{{seed}}/aggregate/{{lang}}.vec",
         npy=f"{RES}/static/seed{{seed}}/aggregate/{{lang}}.npy",
         words=f"{RES}/static/seed{{seed}}/aggregate/{{lang}}.vocab.txt",
+        manifest=f"{RES}/static/seed{{seed}}/aggregate/{{lang}}.manifest.json",
         stats=f"{RES}/static/seed{{seed}}/aggregate/{{lang}}.json",
     log:
         log_path("aggregate", "seed{seed}", "{lang}"),
