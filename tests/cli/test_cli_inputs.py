@@ -394,3 +394,48 @@ def test_a_space_manifest_is_one_of_its_files(
     Path(f"{stem}.manifest.json").unlink()
     assert main(["-q", "bli", npy, npy, "-d", str(dic)]) == 0
     assert json.loads(capsys.readouterr().out)["csls"]["p@1"] == 1.0
+
+
+# --------------------------------------------------------------------------- x2static
+
+
+def test_x2static_reads_its_init_vectors_with_the_policy(tmp_path: Path) -> None:
+    import dataclasses
+
+    from synthetic_cache import synthetic
+
+    from xlalign.cli import build_parser, x2static_job
+    from xlalign.core.errors import ConfigError, InputError
+    from xlalign.static.x2static import X2StaticArgs, X2StaticJob, train_x2static, x2static_argv
+
+    cache, vocab, _ = synthetic(n_sent=40, dim=DIM)
+    words = [w.encode() for w in vocab.words[:6]]
+    words[2] = BAD  # line 4
+    init = _vec(tmp_path / "init.vec", words, 5)
+    args = X2StaticArgs(
+        epochs=1, batch_sentences=8, negatives=3, subsample_t=None, lr=1e-12, seed=2,
+        checkpoint_every_batches=0, device="cpu", init="vectors", init_vectors=str(init),
+    )  # fmt: skip
+    res = train_x2static(cache, vocab, args, output_dir=tmp_path / "a", progress=False)
+    read = res.stats["init_vectors_read"]
+    assert read["encoding_errors"] == "replace" and read["invalid_utf8_lines"] == [4]
+    assert res.stats["init_rows_from_vectors"] == 5  # the replaced word is in no vocabulary
+    strict = dataclasses.replace(args, encoding_errors="strict")
+    with pytest.raises(InputError, match=r"init\.vec: line 4: the word is not valid UTF-8"):
+        train_x2static(cache, vocab, strict, output_dir=tmp_path / "b", progress=False)
+    with pytest.raises(ConfigError, match=r"x2static\.duplicates"):
+        dataclasses.replace(args, duplicates="last").validate()
+    # the options travel to the torchrun workers with the others
+    job = X2StaticJob(
+        cache_dir=tmp_path / "cache",
+        vocab_path=tmp_path / "v.tsv",
+        vec_path=tmp_path / "o.vec",
+        npy_path=tmp_path / "o.npy",
+        stats_path=tmp_path / "o.json",
+        checkpoint_dir=tmp_path / "o.checkpoint",
+        language="de",
+        args=dataclasses.replace(strict, duplicates="first"),
+    )
+    argv = x2static_argv(job)
+    assert argv[argv.index("--encoding-errors") + 1] == "strict"
+    assert x2static_job(build_parser().parse_args(argv)) == job

@@ -62,12 +62,16 @@ def _reader_policy(attr: str, name: str) -> Callable[[str], str]:
     return parse
 
 
-def add_space_reading(p: argparse.ArgumentParser) -> None:
+def add_space_reading(
+    p: argparse.ArgumentParser | argparse._ArgumentGroup, *, suppress: bool = False
+) -> None:
     """``--encoding-errors`` and ``--duplicates``: how the word2vec readers take a user's
-    ``.vec``/``.bin`` file (:mod:`xlalign.core.formats.word2vec`); see :func:`space_reading`."""
+    ``.vec``/``.bin`` file (:mod:`xlalign.core.formats.word2vec`); see :func:`space_reading`.
+    With ``suppress``, an option not given is left out of the namespace (the reader's
+    default then applies where the values go, e.g. ``X2StaticArgs``)."""
     p.add_argument(
         "--encoding-errors",
-        default="replace",
+        default=argparse.SUPPRESS if suppress else "replace",
         type=_reader_policy("ENCODING_ERRORS", "replace|ignore|surrogateescape|strict"),
         help="a word that is not valid UTF-8 (fastText writes such words): replace (U+FFFD, "
         "the default), ignore (MUSE: the bytes dropped), surrogateescape (VecMap: the "
@@ -76,7 +80,7 @@ def add_space_reading(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--duplicates",
-        default="error",
+        default=argparse.SUPPRESS if suppress else "error",
         type=_reader_policy("DUPLICATE_POLICIES", "error|first"),
         help="a word on two rows: error (refused with both lines, the default) or first "
         "(keep the first row, as MUSE does); the count is in the stats",

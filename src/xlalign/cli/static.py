@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xlalign.cli.common import (
+    add_space_reading,
     check_paths,
     input_dir,
     input_file,
@@ -219,6 +220,7 @@ def add_x2static(sub: argparse._SubParsersAction) -> None:
         default=unset,
         help="with --init vectors: the space whose rows start",
     )
+    add_space_reading(t, suppress=True)  # of --init-vectors
     t.add_argument("--device", default=unset, help="torch device (default: cuda if visible)")
     t.add_argument("--keep-checkpoint", action="store_true", default=unset)
     p.set_defaults(func=_cmd_x2static)

@@ -72,6 +72,11 @@ from tqdm import tqdm
 from xlalign.core import interrupt
 from xlalign.core.device import deterministic_algorithms
 from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.formats.word2vec import (
+    DEFAULT_ENCODING_ERRORS,
+    DUPLICATE_POLICIES,
+    ENCODING_ERRORS,
+)
 from xlalign.core.io import PathLike, atomic_path, read_json
 from xlalign.corpus.vocab import Vocab, read_vocab
 from xlalign.encoders import distributed
@@ -118,6 +123,9 @@ class X2StaticArgs:
     log_every: int = 50  # batches per loss-curve point (and at each epoch end)
     init: str = "uniform"  # uniform(-1/d, 1/d), as X2Static; "vectors": from init_vectors
     init_vectors: str | None = None  # a space (.npy or .vec) whose rows start their words
+    # how a word2vec init_vectors file is read (xlalign.core.formats.word2vec)
+    encoding_errors: str = DEFAULT_ENCODING_ERRORS
+    duplicates: str = "error"
     device: str | None = None  # None or "auto": CUDA when available, else CPU
     keep_checkpoint: bool = False
 
@@ -138,6 +146,12 @@ class X2StaticArgs:
                 (self.init == "vectors") == bool(self.init_vectors),
                 "a space path when init is 'vectors', and none otherwise",
             ),
+            (
+                "encoding_errors",
+                self.encoding_errors in ENCODING_ERRORS,
+                f"one of {ENCODING_ERRORS}",
+            ),
+            ("duplicates", self.duplicates in DUPLICATE_POLICIES, f"one of {DUPLICATE_POLICIES}"),
         ]
         for key, ok, expected in checks:
             if not ok:
@@ -244,16 +258,28 @@ def initial_weights(n_words: int, dim: int, seed: int) -> torch.Tensor:
     return torch.empty(n_words, dim).uniform_(-1.0 / dim, 1.0 / dim, generator=g)
 
 
-def init_rows(path: PathLike, vocab: Vocab, dim: int) -> tuple[np.ndarray, np.ndarray]:
+def init_rows(
+    path: PathLike,
+    vocab: Vocab,
+    dim: int,
+    *,
+    encoding_errors: str = DEFAULT_ENCODING_ERRORS,
+    duplicates: str = "error",
+    report: dict[str, Any] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """The rows of the space at ``path`` for ``vocab``'s words: ``(vectors [V, dim]
     float32, found [V] bool)``; words are matched after the vocabulary's lowercasing.
 
-    Raises :class:`InputError` for a space of another dimension or one sharing no word
-    with the vocabulary.
+    ``encoding_errors`` and ``duplicates`` go to the word2vec readers; ``report`` (a
+    dict, when given) receives what reading did (:func:`~xlalign.static.vectors.load_space`'s
+    report). Raises :class:`InputError` for a space of another dimension or one sharing
+    no word with the vocabulary.
     """
     from xlalign.static.vectors import load_space  # the static package's reader
 
-    (words, vecs), _ = load_space(path)
+    (words, vecs), read = load_space(path, encoding_errors=encoding_errors, duplicates=duplicates)
+    if report is not None:
+        report.update(read)
     if vecs.shape[1] != dim:
         raise InputError(
             f"{path}: x2static init_vectors have dimension {vecs.shape[1]}, expected {dim} "
@@ -290,7 +316,9 @@ def training_fingerprint(
         "vocab": vocab.fingerprint(),
         "args": {k: v for k, v in dataclasses.asdict(args).items() if k not in _NOT_FINGERPRINTED},
     }
-    payload["args"].pop("init_vectors")  # a uniform start fingerprints as before the option
+    # a uniform start fingerprints as before these options (the rows read are in ``init``)
+    for key in ("init_vectors", "encoding_errors", "duplicates"):
+        payload["args"].pop(key)
     if init is not None:
         payload["init_sha256"] = hashlib.sha256(np.ascontiguousarray(init).tobytes()).hexdigest()
     text = json.dumps(payload, sort_keys=True, default=str)
@@ -394,9 +422,17 @@ def train_x2static(
     ckpt = checkpoint_path(output_dir)
     weights = initial_weights(n_words, dim, args.seed)
     init_found = 0
+    init_read: dict[str, Any] = {}
     if args.init == "vectors":
         assert args.init_vectors is not None  # validated
-        rows, found = init_rows(args.init_vectors, vocab, dim)
+        rows, found = init_rows(
+            args.init_vectors,
+            vocab,
+            dim,
+            encoding_errors=args.encoding_errors,
+            duplicates=args.duplicates,
+            report=init_read,
+        )
         weights[torch.from_numpy(found)] = torch.from_numpy(rows[found])
         init_found = int(found.sum())
         info("x2static: %d of %d words start from %s", init_found, n_words, args.init_vectors)
@@ -578,6 +614,7 @@ def train_x2static(
         "final_loss": prog.epoch_losses[-1] if prog.epoch_losses else math.nan,
         "init": args.init,
         "init_rows_from_vectors": init_found,
+        **({"init_vectors_read": init_read} if init_read else {}),
         "resumed_from": resumed_from,
         "seconds_this_call": time.monotonic() - started,
         "fingerprint": fingerprint,
