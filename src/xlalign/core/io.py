@@ -17,6 +17,7 @@ import lzma
 import os
 import re
 import tempfile
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -347,11 +348,24 @@ def open_binary(path: PathLike) -> IO[bytes]:
     return _opener(p)(p, "rb")  # type: ignore[no-any-return]
 
 
-def iter_lines(path: PathLike, *, language: str | None = None) -> Iterator[str]:
-    """Yield the lines of a (possibly ``.xz``/``.gz``/``.bz2``) UTF-8 file, without newlines.
+#: Default bound on one line: 64 MiB (a paragraph, a sentence or a CoNLL-U word line is
+#: far shorter; a longer "line" is a wrong or corrupt file).
+MAX_LINE_BYTES = 64 << 20
 
-    Streams in constant memory. Invalid UTF-8 and truncated archives raise
-    :class:`InputError` naming the file, the language (when given) and the line.
+
+def iter_numbered_lines(
+    path: PathLike,
+    *,
+    language: str | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    what: str = "UTF-8 text",
+) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of a (possibly ``.xz``/``.gz``/``.bz2``) UTF-8 file.
+
+    Lines are split on ``\\n`` only and lose their trailing ``\\r`` and ``\\n`` characters,
+    Invalid UTF-8, a line over
+    ``max_line_bytes`` and a truncated archive raise :class:`InputError` naming the file,
+    the language (when given) and the line.
     """
     p = Path(path)
     where = f"{p}" + (f" (language {language!r})" if language else "")
@@ -359,21 +373,41 @@ def iter_lines(path: PathLike, *, language: str | None = None) -> Iterator[str]:
     try:
         with open_binary(p) as raw:
             reader = io.BufferedReader(raw, buffer_size=1 << 20)  # type: ignore[arg-type]
-            for lineno, bline in enumerate(reader, start=1):
+            while True:
+                bline = reader.readline(max_line_bytes + 1)
+                if not bline:
+                    return
+                lineno += 1
+                if len(bline) > max_line_bytes and not (
+                    len(bline) == max_line_bytes + 1 and bline.endswith(b"\n")
+                ):
+                    raise InputError(
+                        f"{where}: line {lineno} is longer than {max_line_bytes} bytes; "
+                        f"expected {what} with shorter lines"
+                    )
                 try:
                     line = bline.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     raise InputError(
                         f"{where}: invalid UTF-8 at line {lineno}, byte {exc.start}: "
-                        f"expected UTF-8 text"
-                    ) from exc
-                yield line.rstrip("\r\n")
-    except (EOFError, lzma.LZMAError, gzip.BadGzipFile, OSError) as exc:
+                        f"expected {what}"
+                    ) from None
+                yield lineno, line.rstrip("\r\n")
+    except (EOFError, lzma.LZMAError, gzip.BadGzipFile, zlib.error, OSError) as exc:
         if isinstance(exc, FileNotFoundError):
             raise InputError(f"{where}: file not found") from exc
         raise InputError(
             f"{where}: compressed stream is truncated or corrupt after line {lineno} ({exc})"
         ) from exc
+
+
+def iter_lines(path: PathLike, *, language: str | None = None) -> Iterator[str]:
+    """Yield the lines of a (possibly ``.xz``/``.gz``/``.bz2``) UTF-8 file, without newlines.
+
+    Streams in constant memory; errors as :func:`iter_numbered_lines`.
+    """
+    for _, line in iter_numbered_lines(path, language=language):
+        yield line
 
 
 def iter_tsv(
