@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_cli_errors import _one_line_error as one_line_error
 
 from xlalign.cli import main
 from xlalign.cli.common import space_sides
@@ -28,11 +29,7 @@ DIM = 4
 
 
 def _one_line_error(err: str, command: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert "Traceback" not in err
-    assert len(lines) == 1, err
-    assert lines[0].startswith(f"xlalign {command}: error: "), lines[0]
-    return lines[0]
+    return one_line_error(err, f" {command}")
 
 
 def _vec(path: Path, words: list[bytes], seed: int, zero: set[int] = frozenset()) -> Path:

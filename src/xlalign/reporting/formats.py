@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -36,6 +36,20 @@ def finite_number(value: Any, at: str) -> float | None:
         return None
     if math.isinf(value):
         raise InputError(f"{at}: expected a finite number, got {value}")
+    return value
+
+
+def required_key(
+    rec: Mapping[str, Any], key: str, kind: type | tuple[type, ...], at: str, what: str
+) -> Any:
+    """``rec[key]`` of a results file; missing, or not of ``kind`` (a bool is no number),
+    it is an :class:`InputError` naming ``at`` (the file, and the path inside it), the key
+    and ``what`` was expected."""
+    if key not in rec:
+        raise InputError(f"{at}: missing key {key!r} (expected {what})")
+    value = rec[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise InputError(f"{at}: key {key!r}: expected {what}, got {value!r:.80}")
     return value
 
 

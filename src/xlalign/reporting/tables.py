@@ -32,7 +32,7 @@ import pandas as pd
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_open, read_json
 from xlalign.evaluation.wordsim import COMPOSED_SUFFIX
-from xlalign.reporting.formats import best_cells, bold_markdown, to_latex
+from xlalign.reporting.formats import best_cells, bold_markdown, required_key, to_latex
 
 Record = Mapping[str, Any]
 
@@ -176,12 +176,7 @@ def _where(rec: Record) -> str:
 
 
 def _require(rec: Record, key: str, kind: type | tuple[type, ...], what: str) -> Any:
-    if key not in rec:
-        raise InputError(f"{_where(rec)}: missing key {key!r} (expected {what})")
-    value = rec[key]
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise InputError(f"{_where(rec)}: key {key!r}: expected {what}, got {value!r}")
-    return value
+    return required_key(rec, key, kind, _where(rec), what)
 
 
 def _check_common(rec: Record) -> None:

@@ -21,7 +21,7 @@ import dataclasses
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from xlalign.reporting.formats import (
     bold_markdown,
     finite_number,
     leading_numbers,
+    required_key,
     to_latex,
 )
 from xlalign.reporting.tables import MISSING, to_markdown
@@ -58,27 +59,23 @@ def _mean(vals: Sequence[float | None]) -> float | None:
     return statistics.fmean(vals) if vals else None
 
 
-def _record(p: PathLike, what: str) -> dict[str, Any]:
-    rec = read_json(p)
-    if not isinstance(rec, dict):
-        raise InputError(f"{p}: a JSON {type(rec).__name__}; expected a {what} (a JSON object)")
-    return rec
-
-
-def _key(
-    rec: Mapping[str, Any], key: str, kind: type | tuple[type, ...], at: str, what: str
-) -> Any:
-    """``rec[key]``, refused (naming ``at`` and the key) when missing or not ``kind``."""
-    if key not in rec:
-        raise InputError(f"{at}: missing key {key!r} (expected {what})")
-    value = rec[key]
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise InputError(f"{at}: key {key!r}: expected {what}, got {value!r:.80}")
-    return value
+def _load(
+    paths: Sequence[PathLike], what: str, check: Callable[[Mapping[str, Any], str], None]
+) -> list[dict[str, Any]]:
+    """JSON objects, each passed through ``check`` and remembering its file (``_source``)."""
+    out = []
+    for p in paths:
+        rec = read_json(p)
+        if not isinstance(rec, dict):
+            raise InputError(f"{p}: a JSON {type(rec).__name__}; expected a {what} (an object)")
+        check(rec, str(p))
+        rec["_source"] = str(p)
+        out.append(rec)
+    return out
 
 
 def _name(rec: Mapping[str, Any], key: str, at: str, what: str) -> str:
-    value = _key(rec, key, str, at, what)
+    value = required_key(rec, key, str, at, what)
     if not value:
         raise InputError(f"{at}: key {key!r}: expected {what}, got ''")
     return value
@@ -92,30 +89,24 @@ def check_run(rec: Mapping[str, Any], where: str) -> None:
     and the key."""
     _name(rec, "task", where, "the task id, a string")
     _name(rec, "encoder", where, "the encoder's name, a string")
-    _key(rec, "seed", int, where, "the fine-tuning seed, an integer")
-    _key(rec, "scores", Mapping, where, "an object: language -> metrics")
-    summary = _key(rec, "summary", Mapping, where, "an object with per_language")
+    required_key(rec, "seed", int, where, "the fine-tuning seed, an integer")
+    required_key(rec, "scores", Mapping, where, "an object: language -> metrics")
+    summary = required_key(rec, "summary", Mapping, where, "an object with per_language")
     at = f"{where}: summary"
-    per = _key(summary, "per_language", Mapping, at, "an object: language -> score")
+    per = required_key(summary, "per_language", Mapping, at, "an object: language -> score")
     for lang, value in per.items():
         finite_number(value, f"{at}.per_language.{lang}")
     if "english" in summary:
         finite_number(summary["english"], f"{at}.english")
     if "transfer" in summary:
-        transfer = _key(summary, "transfer", Mapping, at, "an object with gap")
+        transfer = required_key(summary, "transfer", Mapping, at, "an object with gap")
         finite_number(transfer.get("gap"), f"{at}.transfer.gap")
 
 
 def load_runs(paths: Sequence[PathLike]) -> list[dict[str, Any]]:
     """Fine-tuning results, each checked (:func:`check_run`) and remembering its file
     (``_source``)."""
-    runs = []
-    for p in paths:
-        rec = _record(p, "fine-tuning result")
-        check_run(rec, str(p))
-        rec["_source"] = str(p)
-        runs.append(rec)
-    return runs
+    return _load(paths, "fine-tuning result", check_run)
 
 
 def check_retrieval(rec: Mapping[str, Any], where: str) -> None:
@@ -127,22 +118,22 @@ def check_retrieval(rec: Mapping[str, Any], where: str) -> None:
     _name(rec, "set", where, "the retrieval set id, a string")
     _name(rec, "encoder", where, "the encoder's name, a string")
     if rec.get("layer") is not None:
-        _key(rec, "layer", int, where, "the layer scored, an integer or null")
-    langs = _key(rec, "languages", Mapping, where, "an object: language -> result")
+        required_key(rec, "layer", int, where, "the layer scored, an integer or null")
+    langs = required_key(rec, "languages", Mapping, where, "an object: language -> result")
     for lang, res in langs.items():
         at = f"{where}: languages.{lang}"
         if not isinstance(res, Mapping):
             raise InputError(f"{at}: expected an object (a language's result), got {res!r:.80}")
         if "accuracy" in res:
-            acc = _key(res, "accuracy", Mapping, at, "an object: direction -> accuracy")
+            acc = required_key(res, "accuracy", Mapping, at, "an object: direction -> accuracy")
             for direction, value in acc.items():
                 finite_number(value, f"{at}.accuracy.{direction}")
         if "test" in res:
-            test = _key(res, "test", Mapping, at, "an object with f1")
+            test = required_key(res, "test", Mapping, at, "an object with f1")
             if "f1" in test and finite_number(test["f1"], f"{at}.test.f1") is None:
                 raise InputError(f"{at}.test.f1: expected a number, got {test['f1']!r}")
         if "sweep" in res:
-            sweep = _key(res, "sweep", Mapping, at, "an object: direction -> list by layer")
+            sweep = required_key(res, "sweep", Mapping, at, "an object: direction -> list by layer")
             for direction, values in sweep.items():
                 if not isinstance(values, list):
                     raise InputError(
@@ -159,13 +150,7 @@ def check_retrieval(rec: Mapping[str, Any], where: str) -> None:
 def load_retrieval(paths: Sequence[PathLike]) -> list[dict[str, Any]]:
     """Retrieval results, each checked (:func:`check_retrieval`) and remembering its file
     (``_source``)."""
-    out = []
-    for p in paths:
-        rec = _record(p, "retrieval result")
-        check_retrieval(rec, str(p))
-        rec["_source"] = str(p)
-        out.append(rec)
-    return out
+    return _load(paths, "retrieval result", check_retrieval)
 
 
 def retrieval_accuracy(res: Mapping[str, Any], direction: str = "en->xx") -> float | None:
