@@ -141,9 +141,14 @@ def check_retrieval(rec: Mapping[str, Any], where: str) -> None:
                         f"got {values!r:.80}"
                     )
                 for i, value in enumerate(values):
-                    if finite_number(value, f"{at}.sweep.{direction}[{i}]") is None:
+                    # NaN (no pair scored) is a number here; null is not
+                    if (
+                        value is None
+                        or isinstance(value, bool)
+                        or not isinstance(value, int | float)
+                    ):
                         raise InputError(
-                            f"{at}.sweep.{direction}[{i}]: expected a number, got {value!r}"
+                            f"{at}.sweep.{direction}[{i}]: expected a number, got {value!r:.80}"
                         )
 
 
