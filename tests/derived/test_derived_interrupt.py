@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import resume
 import torch
-from resume_encoders import child_script, exists_for, expect_exit, kill_when, temporaries
 
 ARCH = {"layers": 1, "hidden": 16, "heads": 2, "intermediate": 32, "max_position": 64}
 SECTION = {
@@ -58,11 +58,10 @@ def pretrain(data: Path, root: Path) -> dict[str, Any]:
 
 _CHILD = """
 from pathlib import Path
-from resume_encoders import as_job, slow_pretraining
 from test_derived_interrupt import pretrain
 
-slow_pretraining()
-as_job(lambda: pretrain(Path({data!r}), Path({root!r})), Path({root!r}) / "job.log")
+resume.slow_pretraining()
+pretrain(Path(ARGS["data"]), Path(ARGS["root"]))
 """
 
 
@@ -72,9 +71,16 @@ def test_sigterm_checkpoints_and_the_rerun_ends_as_an_uninterrupted_run(
     from safetensors.torch import load_file
 
     ckpt = tmp_path / "model.work" / "train" / "checkpoint.pt"
-    script = child_script(_CHILD.format(data=str(data), root=str(tmp_path)), Path(__file__).parent)
-    rc, err = kill_when(script, exists_for(ckpt, 0.5), signal.SIGTERM)
-    assert rc == expect_exit(signal.SIGTERM), err[-3000:]
+    stopped = resume.run_and_stop(
+        _CHILD,
+        {"data": str(data), "root": str(tmp_path), "threads": None},
+        tmp_path,
+        signal.SIGTERM,
+        ready=resume.exists_for(ckpt, 0.5),
+        paths=[Path(__file__).parent],
+        timeout=240,
+    )
+    assert stopped.returncode == resume.expect_exit(signal.SIGTERM), stopped.log[-3000:]
     assert not (tmp_path / "model").exists() and not (tmp_path / "model.json").exists()
     step = torch.load(ckpt, weights_only=True)["step"]
     assert 4 < step < SECTION["steps"] and step % 4, step  # written on the way out
@@ -91,4 +97,4 @@ def test_sigterm_checkpoints_and_the_rerun_ends_as_an_uninterrupted_run(
     ref = json.loads((tmp_path / "straight" / "model.json").read_text())
     assert json.loads((tmp_path / "model.json").read_text())["selection"] == ref["selection"]
     assert not (tmp_path / "model.work").exists()
-    assert not temporaries(tmp_path)
+    assert not resume.leftover_temporaries(tmp_path)

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import resume
 import torch
-from resume_encoders import child_script, exists_for, expect_exit, kill_when, temporaries
 
 ARCH = {"layers": 1, "hidden": 16, "heads": 2, "intermediate": 32, "max_position": 64}
 SECTION = {
@@ -82,17 +82,15 @@ def straight(texts: dict[str, str], tmp_path_factory: pytest.TempPathFactory) ->
 
 
 _CHILD = """
-import json
 from pathlib import Path
-from resume_encoders import as_job, slow_pretraining
 from test_metapretrain_interrupt import cross, mono
 
-slow_pretraining()
-texts = json.loads({texts!r})
-root = Path({root!r})
-job = (lambda: mono(texts, root)) if {which!r} == "mono" else (
-    lambda: cross(texts, root, {mono_dir!r}))
-as_job(job, root / "job.log")
+resume.slow_pretraining()
+root = Path(ARGS["root"])
+if ARGS["which"] == "mono":
+    mono(ARGS["texts"], root)
+else:
+    cross(ARGS["texts"], root, ARGS["mono_dir"])
 """
 
 
@@ -107,14 +105,25 @@ def test_killed_job_resumes_to_the_uninterrupted_model(
     texts: dict[str, str], straight: Path, tmp_path: Path, which: str, sig: int
 ) -> None:
     ckpt = tmp_path / f"{which}.work" / "train" / "checkpoint.pt"
-    body = _CHILD.format(
-        texts=json.dumps(texts), root=str(tmp_path), which=which, mono_dir=str(straight / "mono")
+    args = {
+        "texts": texts,
+        "root": str(tmp_path),
+        "which": which,
+        "mono_dir": str(straight / "mono"),
+        "threads": None,
+    }
+    stopped = resume.run_and_stop(
+        _CHILD,
+        args,
+        tmp_path,
+        sig,
+        ready=resume.exists_for(ckpt, 0.5),
+        paths=[Path(__file__).parent],
+        timeout=240,
     )
-    script = child_script(body, Path(__file__).parent)
-    rc, err = kill_when(script, exists_for(ckpt, 0.5), sig)
-    assert rc == expect_exit(sig), err[-3000:]
+    assert stopped.returncode == resume.expect_exit(sig), stopped.log[-3000:]
     assert not (tmp_path / which).exists() and not (tmp_path / f"{which}.json").exists()
-    assert not [p for p in temporaries(tmp_path) if f"{which}.work" not in str(p)]
+    assert not [p for p in resume.leftover_temporaries(tmp_path) if f"{which}.work" not in str(p)]
     step = torch.load(ckpt, weights_only=True)["step"]
     if sig == signal.SIGTERM:
         assert 4 < step < STEPS and step % 4, step  # written on the way out
@@ -128,4 +137,4 @@ def test_killed_job_resumes_to_the_uninterrupted_model(
     assert rec["learning_curve"] == ref["learning_curve"]
     assert rec["selection"] == ref["selection"]
     assert not (tmp_path / f"{which}.work").exists()
-    assert not temporaries(tmp_path)
+    assert not resume.leftover_temporaries(tmp_path)

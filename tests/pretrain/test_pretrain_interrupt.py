@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import resume
 import torch
 from pretrain_world import read_history
-from resume_encoders import child_script, exists_for, expect_exit, kill_when, temporaries
 from test_pretrain_trainer import SETTINGS, train_row
 
 from xlalign.core.errors import InputError
@@ -24,22 +24,18 @@ ROW = "x2s-ma-dcca"
 PERIODIC = SETTINGS["eval_every"]
 
 _CHILD = """
-import json, time
+import time
 from pathlib import Path
-from resume_encoders import as_job
 from test_pretrain_trainer import train_row
 
-world = json.loads(Path({world!r}).read_text())
-ckpt = Path({tmp!r}) / "{row}.work" / "checkpoint.pt"
+root = Path(ARGS["root"])
+ckpt = root / (ARGS["row"] + ".work") / "checkpoint.pt"
 
 def slow(step):
     if ckpt.exists():  # after the first periodic checkpoint: time for the signal
         time.sleep(0.3)
 
-as_job(
-    lambda: train_row(world, Path({tmp!r}), {row!r}, static="static7", on_step=slow),
-    Path({tmp!r}) / "job.log",
-)
+train_row(ARGS["world"], root, ARGS["row"], static="static7", on_step=slow)
 """
 
 
@@ -70,18 +66,21 @@ def test_killed_job_resumes_to_the_uninterrupted_output(
     pt_world: dict[str, Any], straight: Path, tmp_path: Path, sig: int
 ) -> None:
     world = {k: (str(v) if isinstance(v, Path) else v) for k, v in pt_world.items()}
-    (tmp_path / "world.json").write_text(json.dumps(world))
     ckpt = tmp_path / f"{ROW}.work" / "checkpoint.pt"
-    script = child_script(
-        _CHILD.format(world=str(tmp_path / "world.json"), tmp=str(tmp_path), row=ROW),
-        Path(__file__).parent,
+    stopped = resume.run_and_stop(
+        _CHILD,
+        {"world": world, "root": str(tmp_path), "row": ROW, "threads": None},
+        tmp_path,
+        sig,
+        ready=resume.exists_for(ckpt, 0.5),
+        paths=[Path(__file__).parent],
+        timeout=240,
     )
-    rc, err = kill_when(script, exists_for(ckpt, 0.5), sig)
-    assert rc == expect_exit(sig), err[-3000:]
+    assert stopped.returncode == resume.expect_exit(sig), stopped.log[-3000:]
     # nothing that looks finished, no temporary beside the outputs
     assert not (tmp_path / ROW).exists() and not (tmp_path / f"{ROW}.json").exists()
-    assert not temporaries(tmp_path / ROW) and not [
-        p for p in temporaries(tmp_path) if p.parent == tmp_path
+    assert not resume.leftover_temporaries(tmp_path / ROW) and not [
+        p for p in resume.leftover_temporaries(tmp_path) if p.parent == tmp_path
     ]
     step = torch.load(ckpt, weights_only=True)["step"]
     if sig == signal.SIGTERM:
@@ -94,7 +93,7 @@ def test_killed_job_resumes_to_the_uninterrupted_output(
     assert resumed["resumed_from_step"] == step
     _same_output(tmp_path, straight)
     assert not (tmp_path / f"{ROW}.work").exists()
-    assert not temporaries(tmp_path)
+    assert not resume.leftover_temporaries(tmp_path)
 
 
 class _Plant:

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import resume
 import torch
-from resume_encoders import child_script, expect_exit, kill_when, temporaries
 from test_finetune import PARAMS, _one_torch_thread, losses, run  # noqa: F401 (a fixture)
 from tiny_encoder import make_tiny_encoder
 from transformers import TrainerCallback
@@ -32,10 +32,10 @@ _CHILD = """
 import dataclasses, time
 from pathlib import Path
 from transformers import TrainerCallback
-from resume_encoders import as_job
 from test_finetune import PARAMS, run
 
-first = Path({root!r}) / "work" / "checkpoints" / "checkpoint-4" / "trainer_state.json"
+root = Path(ARGS["root"])
+first = root / "work" / "checkpoints" / "checkpoint-4" / "trainer_state.json"
 
 class Slow(TrainerCallback):
     def on_step_end(self, args, state, control, **kw):
@@ -43,12 +43,7 @@ class Slow(TrainerCallback):
             time.sleep(0.3)
 
 params = dataclasses.replace(PARAMS, epochs=1, eval_every=4)
-as_job(
-    lambda: run(Path({encoder!r}), Path({root!r}), params=params, keep_model=False,
-                callbacks=[Slow()]),
-    Path({root!r}) / "job.log",
-    threads=1,
-)
+run(Path(ARGS["encoder"]), root, params=params, keep_model=False, callbacks=[Slow()])
 """
 
 
@@ -72,23 +67,19 @@ def test_killed_job_resumes_to_the_uninterrupted_result(
 ) -> None:
     ckpts = tmp_path / "work" / CHECKPOINTS
     first = ckpts / "checkpoint-4" / "trainer_state.json"
-    seen: list[float] = []
-
-    def ready() -> bool:  # checkpoint-4 complete, then about two slowed steps
-        import time
-
-        if not seen and first.exists():
-            seen.append(time.monotonic())
-        return bool(seen) and time.monotonic() - seen[0] > 0.5
-
-    script = child_script(
-        _CHILD.format(root=str(tmp_path), encoder=str(encoder)), Path(__file__).parent
+    stopped = resume.run_and_stop(
+        _CHILD,
+        {"root": str(tmp_path), "encoder": str(encoder)},
+        tmp_path,
+        sig,
+        ready=resume.exists_for(first, 0.5),  # checkpoint-4 complete, then two slowed steps
+        paths=[Path(__file__).parent],
+        timeout=240,
     )
-    rc, err = kill_when(script, ready, sig)
-    assert rc == expect_exit(sig), err[-3000:]
+    assert stopped.returncode == resume.expect_exit(sig), stopped.log[-3000:]
     assert not (tmp_path / "out" / "results.json").exists()
     assert not list((tmp_path / "out").glob("predictions/*.jsonl"))
-    assert not [p for p in temporaries(tmp_path) if "checkpoint-" not in str(p)]
+    assert not [p for p in resume.leftover_temporaries(tmp_path) if "checkpoint-" not in str(p)]
     step = int(last_checkpoint(ckpts).name.rsplit("-", 1)[-1])
     if sig == signal.SIGTERM:
         # saved on the way out, at the step in progress: later than the periodic one
@@ -107,7 +98,7 @@ def test_killed_job_resumes_to_the_uninterrupted_result(
         path = f"out/predictions/{name}.jsonl"
         assert (tmp_path / path).read_text() == (root / path).read_text()
     assert not (tmp_path / "work").exists()
-    assert not temporaries(tmp_path)
+    assert not resume.leftover_temporaries(tmp_path)
 
 
 class _Stop(TrainerCallback):

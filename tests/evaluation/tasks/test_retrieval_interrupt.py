@@ -5,14 +5,13 @@ uninterrupted run, byte for byte; the kill leaves no results or predictions behi
 
 from __future__ import annotations
 
-import json
 import logging
 import signal
 from pathlib import Path
 
 import numpy as np
 import pytest
-from resume_encoders import child_script, exists_for, expect_exit, kill_when, temporaries
+import resume
 from tiny_encoder import make_tiny_encoder
 
 from xlalign.evaluation.tasks.data import RetrievalPair, write_records
@@ -59,10 +58,9 @@ def retrieve(world: dict[str, str], root: Path) -> dict:
 
 
 _CHILD = """
-import functools, json, time
+import functools, time
 from pathlib import Path
 import transformers.models.bert.modeling_bert as bert
-from resume_encoders import as_job
 from test_retrieval_interrupt import retrieve
 
 forward = bert.BertModel.forward
@@ -73,8 +71,7 @@ def slow(self, *a, **kw):  # a batch takes a while, as at full scale
     return forward(self, *a, **kw)
 
 bert.BertModel.forward = slow
-world = json.loads(Path({world!r}).read_text())
-as_job(lambda: retrieve(world, Path({root!r})), Path({root!r}) / "job.log", threads=1)
+retrieve(ARGS["world"], Path(ARGS["root"]))
 """
 
 
@@ -94,17 +91,20 @@ def test_killed_job_resumes_to_the_uninterrupted_output(
     sig: int,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    (tmp_path / "world.json").write_text(json.dumps(world))
     work = tmp_path / "tatoeba.json.work"
-    script = child_script(
-        _CHILD.format(world=str(tmp_path / "world.json"), root=str(tmp_path)),
-        Path(__file__).parent,
-    )
     # the first language done, then a few batches into the second
-    rc, err = kill_when(script, exists_for(work / "languages" / "de.json", 0.3), sig)
-    assert rc == expect_exit(sig), err[-3000:]
+    stopped = resume.run_and_stop(
+        _CHILD,
+        {"world": world, "root": str(tmp_path)},
+        tmp_path,
+        sig,
+        ready=resume.exists_for(work / "languages" / "de.json", 0.3),
+        paths=[Path(__file__).parent],
+        timeout=240,
+    )
+    assert stopped.returncode == resume.expect_exit(sig), stopped.log[-3000:]
     assert not (tmp_path / "tatoeba.json").exists() and not (tmp_path / "tatoeba").exists()
-    assert not [p for p in temporaries(tmp_path) if work not in p.parents]
+    assert not [p for p in resume.leftover_temporaries(tmp_path) if work not in p.parents]
     assert not (work / "languages" / "fr.json").exists()
     partial = work / "batches" / "fr" / "source.npz"
     if sig == signal.SIGTERM:
@@ -120,7 +120,7 @@ def test_killed_job_resumes_to_the_uninterrupted_output(
     for name in ("tatoeba.json", "tatoeba/de.json", "tatoeba/fr.json"):
         assert (tmp_path / name).read_bytes() == (straight / name).read_bytes(), name
     assert not work.exists()
-    assert not temporaries(tmp_path)
+    assert not resume.leftover_temporaries(tmp_path)
 
 
 def test_batch_checkpoint_of_other_sentences_is_not_used(tmp_path: Path, world) -> None:
