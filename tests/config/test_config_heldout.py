@@ -277,3 +277,17 @@ def test_the_snakefile_validates_what_the_strict_reader_reads(tmp_path: Path) ->
     out = r.stdout + r.stderr
     assert r.returncode != 0
     assert "__use_yte__" in out and "Traceback" not in out, out[-2000:]
+
+
+def test_credentials_in_a_refused_url_are_masked(tmp_path: Path) -> None:
+    """A refused download template is quoted without the password or token typed into it."""
+    cfg = yaml.safe_load(Path("config/config.yaml").read_text(encoding="utf-8"))
+    cfg.setdefault("downloads", {})["cc100"] = {
+        "url": "https://alice:s3cret@example.org/{lang}/{nope}.txt.xz?token=abc123"
+    }
+    with pytest.raises(ConfigError) as exc:
+        validate(cfg, origin="mine.yaml", base_dir=Path.cwd())
+    message = str(exc.value)
+    assert "downloads.cc100.url" in message
+    assert "s3cret" not in message and "abc123" not in message
+    assert "alice:***@example.org" in message

@@ -21,6 +21,7 @@ import yaml
 from xlalign.config import checks
 from xlalign.config.yamlio import read_config_file
 from xlalign.core.errors import ConfigError
+from xlalign.core.io import redact_url
 from xlalign.core.languages import LANGUAGES, UDPIPE, default_tool, get_language
 from xlalign.mapping.recipes import VecMapArgs, recipe_args
 from xlalign.resources.catalog import TRANSLATIONS, debian_package
@@ -120,15 +121,20 @@ def validate(
     ``origin`` (the config file name) prefixes every error; ``base_dir`` resolves relative
     paths of files the config names (default: the working directory).
     """
-    cfg = copy.deepcopy(dict(config))
-    _check_numbers(cfg, origin)
-    schema = _schema()
-    validator = _validator()
-    errors = sorted(validator.iter_errors(cfg), key=lambda e: list(e.absolute_path))
-    if errors:
-        lines = "\n  ".join(_describe(e) for e in errors[:10])
-        raise ConfigError(f"{origin}: invalid configuration:\n  {lines}")
-    _check_semantics(cfg, origin=origin, base_dir=base_dir or Path.cwd(), schema=schema)
+    try:
+        cfg = copy.deepcopy(dict(config))
+        _check_numbers(cfg, origin)
+        schema = _schema()
+        validator = _validator()
+        errors = sorted(validator.iter_errors(cfg), key=lambda e: list(e.absolute_path))
+        if errors:
+            lines = "\n  ".join(_describe(e) for e in errors[:10])
+            raise ConfigError(f"{origin}: invalid configuration:\n  {lines}")
+        _check_semantics(cfg, origin=origin, base_dir=base_dir or Path.cwd(), schema=schema)
+    except ConfigError as exc:
+        # A message may quote a URL (a download template, the tracking URI): never with
+        # the credentials written into it.
+        raise ConfigError(redact_url(str(exc))) from None
     return cfg
 
 
