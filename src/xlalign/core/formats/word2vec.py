@@ -194,8 +194,9 @@ class _Words:
                 raise InputError(
                     f"{self.path}: {self.unit} {at}: the word is not valid UTF-8 (byte "
                     f"{exc.start}: {raw[exc.start : exc.start + 4]!r}); expected UTF-8, or "
-                    "read with encoding_errors='replace' (or 'ignore', 'surrogateescape') "
-                    "as fastText-written files may need"
+                    "read it with invalid bytes replaced (`--encoding-errors replace`, or "
+                    "'ignore', 'surrogateescape'; `encoding_errors=` in Python), as "
+                    "fastText-written files may need"
                 ) from None
             word = raw.decode("utf-8", self.errors)
             invalid = True
