@@ -427,10 +427,12 @@ def iter_tsv(
     lines = iter_lines(p, language=language)
     header = next(lines, None)
     if header is None:
-        raise InputError(f"{where}: empty file; expected a {what} with header {list(columns)}")
+        raise InputError(
+            f"{where}: line 1: empty file; expected a {what} with header {list(columns)}"
+        )
     if header.split("\t") != list(columns):
         expected = "\t".join(columns)
-        raise InputError(f"{where}: header {header!r}; expected {expected!r}")
+        raise InputError(f"{where}: line 1: header {header[:200]!r}; expected {expected!r}")
     for lineno, line in enumerate(lines, start=2):
         row = line.split("\t")
         if len(row) != len(columns):

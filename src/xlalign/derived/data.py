@@ -223,6 +223,25 @@ def _write_parallel(path: Path, pairs: Sequence[tuple[str, str, str]]) -> None:
     write_parallel(path, ((pid, s.split(" "), t.split(" ")) for pid, s, t in pairs))
 
 
+def read_task_inputs(
+    train: PathLike, dev: PathLike, *, test_size: int, kind: str = "tagging"
+) -> tuple[list[Any], list[Any]]:
+    """The English train and dev records of a task (:class:`TaggedSentence` for ``kind``
+    ``"tagging"``, else :class:`PairExample`); :class:`InputError` naming the file (and
+    line) for a malformed record, or for a train file too small to hold out ``test_size``.
+    :func:`~xlalign.derived.experiment.build_derived_data` calls it for every task before
+    it writes anything."""
+    record_type = TaggedSentence if kind == "tagging" else PairExample
+    train_records = read_records(train, record_type)
+    dev_records = read_records(dev, record_type)
+    if int(test_size) >= len(train_records):
+        raise InputError(
+            f"{train}: {len(train_records)} training records; cannot hold out {test_size} "
+            "as the test set and keep any for training"
+        )
+    return train_records, dev_records
+
+
 def build_derived_task(
     train: PathLike,
     dev: PathLike,
@@ -262,14 +281,7 @@ def build_derived_task(
     if int(test_size) < 1:
         raise ConfigError(f"derived.tasks.<task>.test_size: {test_size}; expected >= 1")
     params = _syntax(syntax)
-    record_type = TaggedSentence if kind == "tagging" else PairExample
-    train_records = read_records(train, record_type)
-    dev_records = read_records(dev, record_type)
-    if int(test_size) >= len(train_records):
-        raise InputError(
-            f"{train}: {len(train_records)} training records; cannot hold out {test_size} "
-            "as the test set and keep any for training"
-        )
+    train_records, dev_records = read_task_inputs(train, dev, test_size=test_size, kind=kind)
     held = set(_rng(seed, "test").choice(len(train_records), size=int(test_size), replace=False))
     natural = {
         "train": [r for i, r in enumerate(train_records) if i not in held],

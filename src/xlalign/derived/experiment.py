@@ -54,12 +54,24 @@ def build_derived_data(
     and ``<out_dir>/tasks/<task>/`` (``tasks``: task -> {train, dev} English files;
     natural and derived splits, with exact gold links of a tagging task's test pairs),
     parsed by spaCy's English pipeline (loaded once)."""
-    from xlalign.derived.data import build_derived_task, build_derived_text, task_kind
+    from xlalign.derived.data import (
+        build_derived_task,
+        build_derived_text,
+        read_task_inputs,
+        task_kind,
+    )
     from xlalign.derived.parse import load_parser, parser_info
     from xlalign.derived.transforms import SyntaxParams, parse_spec
 
     parse_spec(spec)
     params = SyntaxParams.from_mapping(syntax)
+    for task, files in sorted(tasks.items()):  # refused before the text is written
+        read_task_inputs(
+            files["train"],
+            files["dev"],
+            test_size=int(task_settings.get(task, {}).get("test_size", 200)),
+            kind=task_kind(task),
+        )
     nlp = load_parser()
     out = Path(out_dir)
     stats: dict[str, Any] = {"spec": spec, "seed": int(seed), "parser": parser_info(nlp)}

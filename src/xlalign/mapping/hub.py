@@ -317,10 +317,21 @@ def map_pair(
     args = vecmap.recipe_args(recipe, seed=seed, **dict(options or {}))
     (sw, sv), s_report = load_space(src, max_words=max_words, **dict(reading or {}))
     (tw, tv), t_report = load_space(trg, max_words=max_words, **dict(reading or {}))
-    pairs = read_pairs(dictionary) if dictionary is not None else None
-    mapping = vecmap.map_embeddings(
-        sv, tv, args, src_words=sw, trg_words=tw, dictionary=pairs, device=device
+    # A dictionary induced from spaces read with surrogateescape holds their words' bytes.
+    dict_errors = (
+        "surrogateescape"
+        if dict(reading or {}).get("encoding_errors") == "surrogateescape"
+        else "strict"
     )
+    pairs = read_pairs(dictionary, encoding_errors=dict_errors) if dictionary is not None else None
+    try:
+        mapping = vecmap.map_embeddings(
+            sv, tv, args, src_words=sw, trg_words=tw, dictionary=pairs, device=device
+        )
+    except InputError as exc:
+        if dictionary is not None and str(exc).startswith(vecmap.SEED_DICTIONARY_ERRORS):
+            raise InputError(f"{dictionary}: {exc}") from None  # name the file
+        raise
     if hub:
         xs = vecmap.to_hub(mapping, sv)
         zs = vecmap.normalize(tv, list(args.normalize))

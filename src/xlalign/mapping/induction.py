@@ -33,6 +33,7 @@ from tqdm import tqdm
 
 from xlalign.core.device import resolve_device
 from xlalign.core.errors import ConfigError, InputError
+from xlalign.core.formats.muse import pair_problem
 from xlalign.core.io import PathLike, atomic_open, write_json
 from xlalign.evaluation.bli import (
     PAIR_SPACES,
@@ -110,8 +111,9 @@ def induce_dictionary(
     than a (``max_rank``-cut) vocabulary is capped to it, with a warning, as
     :func:`xlalign.evaluation.bli.evaluate_bli` does; ``report`` (a dict, when given)
     then receives ``csls_k`` (the size used; None for ``"nn"``) and, when capped,
-    ``csls_k_asked``. Raises :class:`InputError` when no pair is left, saying at which
-    step they were lost.
+    ``csls_k_asked``, and ``unwritable_dropped``: the pairs left out because a MUSE
+    dictionary cannot hold them (:func:`dictionary_pair_problem`). Raises
+    :class:`InputError` when no pair is left, saying at which step they were lost.
     """
     check_retrieval(retrieval, csls_k)
     if mode not in MODES:
@@ -173,6 +175,21 @@ def induce_dictionary(
     identical = sum(p.src == p.tgt for p in out)
     if exclude_identical:
         out = [p for p in out if p.src != p.tgt]
+    # A space's word may hold what a MUSE dictionary line cannot (a no-break space, which
+    # fastText keeps in a word): such a pair would be written as a line that no dictionary
+    # reader reads back.
+    unwritable = [p for p in out if dictionary_pair_problem(p.src, p.tgt) is not None]
+    if unwritable:
+        out = [p for p in out if dictionary_pair_problem(p.src, p.tgt) is None]
+        first = unwritable[0]
+        log.warning(
+            "%d induced pair(s) left out: a MUSE dictionary cannot hold them (e.g. %r: %s)",
+            len(unwritable),
+            (first.src, first.tgt),
+            dictionary_pair_problem(first.src, first.tgt),
+        )
+    if report is not None:
+        report["unwritable_dropped"] = len(unwritable)
     low = 0
     if min_score is not None:
         low = sum(p.score < min_score for p in out)
@@ -191,6 +208,14 @@ def induce_dictionary(
             why.append(f"{low} scored below min_score={min_score}")
         raise InputError("no pair induced: " + "; ".join(why))
     return out
+
+
+def dictionary_pair_problem(src: str, tgt: str) -> str | None:
+    """Why ``(src, tgt)`` cannot be a line of a MUSE dictionary that reads back
+    (:func:`xlalign.core.formats.muse.read_pairs`), or None. A word read with
+    ``surrogateescape`` is written as its bytes and reads back with
+    ``encoding_errors="surrogateescape"``, as VecMap reads its dictionaries."""
+    return pair_problem((src, tgt))
 
 
 def write_induced(pairs: Sequence[InducedPair], path: PathLike) -> None:

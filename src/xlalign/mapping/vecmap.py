@@ -78,6 +78,9 @@ SIDES = {"source": "source", "src": "source", "target": "target", "trg": "target
 # A dictionary matrix whose smallest singular value is below this fraction of its largest
 # is treated as singular: whitening would amplify float32 rounding by more than 1e5.
 SINGULAR_RTOL = 1e-5
+#: How the errors about an unusable seed dictionary begin (callers that read the
+#: dictionary from a file add its path).
+SEED_DICTIONARY_ERRORS = ("the seed dictionary", "none of the")
 
 
 def _normalize_(t: torch.Tensor, steps: Sequence[str]) -> torch.Tensor:
@@ -450,7 +453,9 @@ def _seed_dictionary(
                 oov.append((s_word, t_word))
         stats.update(pairs_given=given, pairs_in_vocabulary=len(src))
         if not given:
-            raise InputError("the seed dictionary is empty; expected (source, target) pairs")
+            raise InputError(
+                f"{SEED_DICTIONARY_ERRORS[0]} is empty; expected (source, target) pairs"
+            )
         if not src:
             raise InputError(
                 f"none of the {given} seed dictionary pair(s) has both words in the "

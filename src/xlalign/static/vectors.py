@@ -138,7 +138,9 @@ def load_space(
     :class:`InputError`; rows of zero norm are dropped with a warning (``zero="drop"``) or
     raise (``zero="error"``). ``encoding_errors`` and ``duplicates`` are passed to the
     word2vec readers (:mod:`xlalign.core.formats.word2vec`); the report then holds their
-    counts (``invalid_utf8_rows``, ...). Returns ``((words, float32 vectors), report)``.
+    counts (``invalid_utf8_rows``, ...). A space with no word left (a ``0 <dim>`` header)
+    raises :class:`InputError` naming the path. Returns ``((words, float32 vectors),
+    report)``.
     """
     p = Path(path)
     read: dict[str, Any] = {}
@@ -169,6 +171,11 @@ def load_space(
     )
     report.update(check)
     report["rows"] = len(words)
+    if not words:
+        raise InputError(
+            f"{p}: no word vectors ({report['rows_read']} rows read"
+            f"{', none kept' if report['rows_read'] else ''}); expected a non-empty space"
+        )
     return (words, vecs), report
 
 

@@ -74,6 +74,7 @@ from xlalign.core.formats.parallel import (  # noqa: F401 (the format, re-export
     read_aligned_pairs,
     read_parallel,
 )
+from xlalign.core.formats.priors import check_priors
 from xlalign.core.io import PathLike, atomic_open, file_sha256, iter_lines, write_json
 from xlalign.wordalign.symmetrize import (
     HEURISTICS,
@@ -505,6 +506,8 @@ def align_corpus(
     n_pairs = count_pairs(corpus)
     if n_pairs == 0:
         raise InputError(f"{corpus}: no sentence pairs to align")
+    if priors is not None:
+        check_priors(priors)  # eflomal reads it per chunk and fails with a traceback
     n_chunks = -(-n_pairs // options.chunk_size)
     fingerprint = _fingerprint(corpus, options, priors)
     align_seconds = 0.0

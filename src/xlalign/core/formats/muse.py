@@ -8,18 +8,25 @@ several translations keeps all of them in file order. MUSE's files have no heade
 line that reads like one (``source target``, ``src tgt``, ``src trg``, in any case) would
 be counted as a query, so it is refused with its line (on any line, so that the writer,
 which sorts, refuses the same pairs). Invalid UTF-8 is refused
-(MUSE opens dictionaries strictly too). ``lowercase`` folds both words as MUSE's
-lowercase evaluation does.
+(MUSE opens dictionaries strictly too), unless read with ``surrogateescape`` as VecMap reads
+them. A byte-order mark opening the file (an editor's
+UTF-8 with BOM) is dropped: MUSE would keep it in the first source word, which then
+misses the vocabulary and is silently scored as out of vocabulary. ``lowercase`` folds
+both words as MUSE's lowercase evaluation does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from xlalign.core.errors import InputError
+from xlalign.core.formats._lines import iter_byte_lines
 from xlalign.core.io import PathLike, atomic_open, iter_lines
 
 Pair = tuple[str, str]
+
+#: How a dictionary's bytes that are not UTF-8 are read.
+ENCODING_ERRORS = ("strict", "surrogateescape")
 
 _HEADER_SOURCE = frozenset({"source", "src"})
 _HEADER_TARGET = frozenset({"target", "tgt", "trg"})
@@ -34,16 +41,31 @@ def looks_like_header(fields: list[str]) -> bool:
     )
 
 
-def read_pairs(path: PathLike, *, lowercase: bool = False) -> list[Pair]:
+def _surrogate_lines(path: PathLike) -> Iterator[str]:
+    for _, raw in iter_byte_lines(path):
+        yield raw.decode("utf-8", "surrogateescape").removesuffix("\r")
+
+
+def read_pairs(
+    path: PathLike, *, lowercase: bool = False, encoding_errors: str = "strict"
+) -> list[Pair]:
     """A MUSE-format dictionary as (source, target) pairs, unique, in file order.
 
     An empty file is an empty list (a language may have no dictionary pairs); a line
     without exactly two fields, or a header line, raises :class:`InputError` naming the
-    file and line.
+    file and line. ``encoding_errors="surrogateescape"`` reads bytes that are not UTF-8
+    as VecMap reads its dictionaries (so that a dictionary induced from a space read that
+    way, whose words were written back as their bytes, reads back); the default
+    ``"strict"`` refuses them with the line.
     """
+    if encoding_errors not in ENCODING_ERRORS:
+        raise ValueError(f"encoding_errors={encoding_errors!r}: expected one of {ENCODING_ERRORS}")
+    lines = iter_lines(path) if encoding_errors == "strict" else _surrogate_lines(path)
     seen: set[Pair] = set()
     out: list[Pair] = []
-    for lineno, line in enumerate(iter_lines(path), start=1):
+    for lineno, line in enumerate(lines, start=1):
+        if lineno == 1:
+            line = line.removeprefix("\ufeff")
         fields = line.split()
         if not fields:
             continue

@@ -297,6 +297,11 @@ def run_retrieval(
     )
 
     info = task_info(name)
+    # Every set is read (and refused, naming its file and line) before the encoder loads
+    # and before the resume directory is made.
+    read_pairs = {
+        lang: _retrieval_pairs(path, max_pairs) for lang, path in sets.items() if name != "bucc"
+    }
     dev = resolve_device(None if device in (None, "auto") else device)
     where = local_model_dir(encoder, what="encoder")
     tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True)
@@ -343,9 +348,7 @@ def run_retrieval(
                 preds = None
                 res["data"] = {"dir": str(Path(path).parent), **_data_stats(path)}
             else:
-                pairs = read_records(path, "retrieval")
-                if max_pairs is not None:
-                    pairs = pairs[:max_pairs]
+                pairs = read_pairs[lang]
                 res = evaluate_retrieval(
                     pairs,
                     model,
@@ -393,6 +396,25 @@ def run_retrieval(
     write_json(stats_path, out)
     shutil.rmtree(work, ignore_errors=True)
     return out
+
+
+def _retrieval_pairs(path: PathLike, max_pairs: int | None) -> list[Any]:
+    """The RetrievalPair records of ``path`` (the first ``max_pairs``): InputError naming the
+    file for an empty file or an id on two records."""
+    pairs = read_records(path, "retrieval")
+    if max_pairs is not None:
+        pairs = pairs[:max_pairs]
+    if not pairs:
+        raise InputError(f"{path}: no sentence pairs; expected RetrievalPair records")
+    first: dict[str, int] = {}
+    for k, pair in enumerate(pairs, start=1):
+        if pair.id in first:
+            raise InputError(
+                f"{path}: record {k}: pair id {pair.id!r} already on record {first[pair.id]}; "
+                "expected each id once"
+            )
+        first[pair.id] = k
+    return pairs
 
 
 def _files_digest(path: Path) -> list[list[Any]]:

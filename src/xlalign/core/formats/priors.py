@@ -1,0 +1,80 @@
+"""eflomal priors files (``eflomal-makepriors`` writes them), checked before eflomal reads them.
+
+One tab-separated record per line, as ``eflomal.read_priors`` accepts them::
+
+    LEX   source-word  target-word  alpha
+    HMMF  jump         alpha
+    HMMR  jump         alpha
+    FERF  source-word  fertility    alpha
+    FERR  target-word  fertility    alpha
+
+eflomal itself reports a malformed line with an ``IndexError`` or ``ValueError`` (and a
+line number off by one) from inside its aligner, after the corpus was prepared; a file that
+is not UTF-8 stops it with a ``UnicodeDecodeError``. :func:`check_priors` reads the file
+once, the same way, and refuses the first bad line with an :class:`InputError` naming the
+file and line, so that a bad ``--priors`` is refused before any work.
+"""
+
+from __future__ import annotations
+
+import math
+
+from xlalign.core.errors import InputError
+from xlalign.core.formats.text import iter_numbered_lines
+from xlalign.core.io import PathLike
+
+#: Record kind -> its number of fields (the kind included) and which of them are integers.
+KINDS: dict[str, tuple[int, tuple[int, ...]]] = {
+    "LEX": (4, ()),
+    "HMMF": (3, (1,)),
+    "HMMR": (3, (1,)),
+    "FERF": (4, (2,)),
+    "FERR": (4, (2,)),
+}
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def check_priors(path: PathLike) -> int:
+    """The number of prior records in ``path``; :class:`InputError` naming the file and line
+    for a line eflomal would not read (an unknown kind, another number of fields, an alpha
+    that is not a finite number, a jump or fertility that is not an integer, an empty word).
+    """
+    n = 0
+    for lineno, line in iter_numbered_lines(path, what="an eflomal priors file (UTF-8)"):
+        fields = line.split("\t")
+        kind = fields[0]
+        if kind not in KINDS:
+            raise InputError(
+                f"{path}: line {lineno}: {line[:80]!r} is not an eflomal prior; expected "
+                "tab-separated 'LEX src trg alpha', 'HMMF jump alpha', 'HMMR jump alpha', "
+                "'FERF src fertility alpha' or 'FERR trg fertility alpha'"
+            )
+        width, ints = KINDS[kind]
+        if len(fields) != width:
+            raise InputError(
+                f"{path}: line {lineno}: a {kind} prior has {width} tab-separated fields, "
+                f"got {len(fields)}"
+            )
+        try:
+            alpha = float(fields[-1])
+        except ValueError:
+            alpha = math.nan
+        if not math.isfinite(alpha):
+            raise InputError(f"{path}: line {lineno}: alpha {fields[-1]!r} is not a finite number")
+        for i in ints:
+            if not _is_int(fields[i]):
+                raise InputError(
+                    f"{path}: line {lineno}: field {i + 1} of a {kind} prior ({fields[i]!r}) "
+                    "is not an integer"
+                )
+        if kind in ("LEX", "FERF", "FERR") and not all(fields[1 : width - 1 - len(ints)]):
+            raise InputError(f"{path}: line {lineno}: a {kind} prior with an empty word")
+        n += 1
+    return n
