@@ -18,7 +18,9 @@ written; or, where the file is acceptable, reads it right instead of silently mi
   written as a dictionary line that ``bli`` then refused; one whose words were read with
   ``surrogateescape`` (written back as their bytes) was refused by ``map -d`` even with
   ``--encoding-errors surrogateescape``;
-* a unit TSV (``parallel``, ``sample``) with a wrong header: the line was not named.
+* a unit TSV (``parallel``, ``sample``) with a wrong header: the line was not named;
+* a result record (``tables``, ``statistics``, ``plots``) with a key repeated: the last
+  value was used without a word.
 """
 
 from __future__ import annotations
@@ -208,3 +210,27 @@ def test_unit_tsv_header_names_the_line(d: Path, capsys) -> None:
     )
     _refused(capsys, rc, "parallel", "line 1: header 'x\\ty'")
     assert _left(d / "out") == []
+
+
+def test_a_result_record_with_a_repeated_key_is_refused(d: Path, capsys) -> None:
+    from xlalign.evaluation.bli import bli_record
+
+    real = d / "bli.json"
+    bli_record(
+        space_name="s",
+        seed=0,
+        language="de",
+        hub="en",
+        space=d / "src.vec",
+        hub_space=d / "trg.vec",
+        dictionaries={"en-de": d / "dict.txt", "de-en": d / "dict.txt"},
+        out_path=real,
+        device="cpu",
+    )
+    edited = d / "edited.json"
+    edited.write_text(real.read_text().rstrip()[:-1] + ', "space": "other"}')
+    out = d / "out" / "t"
+    rc = main(["-q", "tables", "--bli", str(edited), "-o", str(out)])
+    _refused(capsys, rc, "tables", str(edited), "key 'space' repeated")
+    assert _left(d / "out") == []
+    assert main(["-q", "tables", "--bli", str(real), "-o", str(out)]) == 0

@@ -306,12 +306,33 @@ def write_json(path: PathLike, obj: Any) -> None:
             fh.write("\n")
 
 
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _RepeatedKey(key)
+        out[key] = value
+    return out
+
+
 def read_json(path: PathLike) -> Any:
-    """Read a JSON file, naming it in the error when it is missing or malformed."""
+    """Read a JSON file, naming it in the error when it is missing or malformed.
+
+    A key repeated in an object is refused (:class:`InputError`): Python's parser would keep
+    the last value without a word, and no writer of this project repeats one, so a repeated
+    key is a hand edit whose intent is unknown."""
     p = Path(path)
     try:
         with p.open(encoding="utf-8") as fh:
-            return json.load(fh)
+            return json.load(fh, object_pairs_hook=_unique_keys)
+    except _RepeatedKey as exc:
+        raise InputError(
+            f"{p}: key {exc.args[0]!r} repeated in a JSON object; expected each key once"
+        ) from None
     except FileNotFoundError as exc:
         raise InputError(f"{p}: file not found") from exc
     except json.JSONDecodeError as exc:
