@@ -234,3 +234,19 @@ def test_a_result_record_with_a_repeated_key_is_refused(d: Path, capsys) -> None
     _refused(capsys, rc, "tables", str(edited), "key 'space' repeated")
     assert _left(d / "out") == []
     assert main(["-q", "tables", "--bli", str(real), "-o", str(out)]) == 0
+
+
+def test_read_dictionary_reads_surrogateescape_bytes_when_asked(tmp_path: Path) -> None:
+    """What ``bli -d`` needs to read ``induce``'s output for spaces read with
+    ``--encoding-errors surrogateescape`` (the CLI passes it through)."""
+    from xlalign.core.errors import InputError
+    from xlalign.evaluation.bli import read_dictionary
+
+    dic = tmp_path / "d.txt"
+    dic.write_bytes(b"w\xff1 w\xff1\na b\n")
+    assert read_dictionary(dic, encoding_errors="surrogateescape") == {
+        "w\udcff1": ["w\udcff1"],
+        "a": ["b"],
+    }
+    with pytest.raises(InputError, match=r"d\.txt: invalid UTF-8 at line 1"):
+        read_dictionary(dic, encoding_errors="replace")

@@ -74,14 +74,20 @@ _MAX_BLOCK_ROWS = 4096
 log = logging.getLogger(__name__)
 
 
-def read_dictionary(path: PathLike, *, lowercase: bool = False) -> dict[str, list[str]]:
+def read_dictionary(
+    path: PathLike, *, lowercase: bool = False, encoding_errors: str = "strict"
+) -> dict[str, list[str]]:
     """A MUSE-format dictionary: source word -> gold translations (in file order).
 
     Read by the one MUSE reader (:func:`xlalign.core.formats.muse.read_pairs`): a line
     without two fields, or a header line, is refused with its line, not counted as a query.
+    ``encoding_errors="surrogateescape"`` reads a dictionary induced from spaces read that
+    way (their words written back as their bytes); any other value of the spaces'
+    ``--encoding-errors`` reads the dictionary strictly.
     """
+    errors = "surrogateescape" if encoding_errors == "surrogateescape" else "strict"
     pairs: dict[str, list[str]] = {}
-    for src, tgt in read_pairs(path, lowercase=lowercase):
+    for src, tgt in read_pairs(path, lowercase=lowercase, encoding_errors=errors):
         pairs.setdefault(src, []).append(tgt)
     if not pairs:
         raise InputError(f"{path}: empty dictionary; expected 'source target' lines")
