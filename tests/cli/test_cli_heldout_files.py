@@ -250,3 +250,42 @@ def test_read_dictionary_reads_surrogateescape_bytes_when_asked(tmp_path: Path) 
     }
     with pytest.raises(InputError, match=r"d\.txt: invalid UTF-8 at line 1"):
         read_dictionary(dic, encoding_errors="replace")
+
+
+def test_bli_dictionary_without_a_usable_pair_is_named(d: Path, capsys) -> None:
+    (d / "absent.txt").write_text("zz yy\nqq rr\n")
+    rc = main(["-q", "bli", "-d", str(d / "absent.txt"), str(d / "src.vec"), str(d / "trg.vec")])
+    _refused(capsys, rc, "bli", str(d / "absent.txt"), "no dictionary pair")
+
+
+def test_bli_reads_a_dictionary_induced_with_surrogateescape(d: Path, capsys) -> None:
+    words = [*_words(N - 1), b"caf\xe9"]
+    src = _vec(d / "bad.vec", words, seed=3)
+    (d / "se.txt").write_bytes(b"".join(w + b" " + w + b"\n" for w in words[-5:]))
+    argv = ["-q", "bli", "-d", str(d / "se.txt"), str(src), str(src)]
+    rc = main([*argv, "--encoding-errors", "surrogateescape"])
+    assert rc == 0, capsys.readouterr().err
+    out = json.loads(capsys.readouterr().out)
+    assert out["csls"]["coverage"] == pytest.approx(1.0)
+
+
+def test_wordsim_semeval_archive_without_gold_names_the_archive(d: Path, capsys) -> None:
+    import zipfile
+
+    archive = d / "semeval.zip"
+    with zipfile.ZipFile(archive, "w") as zf:  # the data file only, no gold key
+        zf.writestr("SemEval17-Task2/test/subtask1-monolingual/data/en.test.data.txt", "a\tb\n")
+    rc = main(
+        ["-q", "wordsim", "--space", f"en={d / 'src.vec'}", "--semeval", str(archive),
+         "-o", str(d / "out" / "ws.json")]
+    )  # fmt: skip
+    _refused(capsys, rc, "wordsim", str(archive), "gold")
+    assert _left(d / "out") == []
+
+
+def test_plots_refused_record_leaves_no_folder(d: Path, capsys) -> None:
+    (d / "rec.json").write_text("{not json")
+    out = d / "out" / "plots"
+    rc = main(["-q", "plots", "--bli", str(d / "rec.json"), "--base-encoder", "x", "-o", str(out)])
+    _refused(capsys, rc, "plots", str(d / "rec.json"))
+    assert not out.exists()

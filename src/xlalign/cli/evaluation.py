@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from xlalign.cli.common import (
     add_space_reading,
@@ -20,7 +21,7 @@ from xlalign.cli.common import (
     space_sides,
     unique_keys,
 )
-from xlalign.core.errors import ConfigError
+from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import write_json
 
 
@@ -79,10 +80,14 @@ def _cmd_bli(args: argparse.Namespace) -> None:
         (sw, sv), s_report = load_space(args.src, **reading)
         (tw, tv), t_report = load_space(args.trg, **reading)
         read = {"src": s_report, "trg": t_report}
-    dic = read_dictionary(args.dictionary, lowercase=args.lowercase)
+    dic = read_dictionary(
+        args.dictionary, lowercase=args.lowercase, encoding_errors=args.encoding_errors
+    )
     out: dict = {"spaces": read}
     for retrieval in args.retrieval:
-        res = evaluate_bli(
+        res = _against(
+            args.dictionary,
+            evaluate_bli,
             sw,
             sv,
             tw,
@@ -152,6 +157,12 @@ def _cmd_wordsim(args: argparse.Namespace) -> None:
     datasets = [(Path(p).stem, read_similarity_file(p)) for p in args.dataset or []]
     datasets += wordsim_datasets(languages=sorted(spaces), semeval=args.semeval)
     if not datasets:
+        if args.semeval:
+            raise InputError(
+                f"{args.semeval}: no SemEval-2017 Task 2 set with its gold scores for "
+                f"{', '.join(sorted(spaces))}; expected the official archive's "
+                "<lang>.test.data.txt and <lang>.test.gold.txt"
+            )
         raise ConfigError("give --dataset FILE and/or --semeval ZIP")
     record = wordsim_record(
         space_name=args.name,
@@ -192,3 +203,13 @@ def _cmd_tables(args: argparse.Namespace) -> None:
         retrieval=args.retrieval,
     )
     report({"written": written}, args)
+
+
+def _against(dictionary: str, evaluate: Any, *args: Any, **kwargs: Any) -> Any:
+    """``evaluate(*args, **kwargs)``, its refusals naming the ``dictionary`` they are about."""
+    try:
+        return evaluate(*args, **kwargs)
+    except InputError as exc:
+        if str(exc).startswith(str(dictionary)):
+            raise
+        raise InputError(f"{dictionary}: {exc}") from None

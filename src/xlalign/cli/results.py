@@ -108,19 +108,27 @@ def add_plots(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_plots(args: argparse.Namespace) -> None:
+    import contextlib
+    from pathlib import Path
+
+    from xlalign.core.io import atomic_dir
     from xlalign.reporting.figures import write_figures
 
-    index = write_figures(
-        out_dir=args.output_dir,
-        bli=args.bli,
-        runs=args.runs,
-        retrieval=args.retrieval,
-        pretrain=args.pretrain,
-        learning_curve=args.learning_curve,
-        spaces=args.spaces,
-        base_encoder=args.base_encoder,
-        tasks=args.tasks,
-        metric=args.metric,
-        bli_retrieval=args.bli_retrieval,
-    )
+    # A new folder is built aside and appears whole (a refused record leaves nothing);
+    # an existing one, which may hold other files, is written into.
+    new = not Path(args.output_dir).exists()
+    with atomic_dir(args.output_dir) if new else contextlib.nullcontext(args.output_dir) as out:
+        index = write_figures(
+            out_dir=out,
+            bli=args.bli,
+            runs=args.runs,
+            retrieval=args.retrieval,
+            pretrain=args.pretrain,
+            learning_curve=args.learning_curve,
+            spaces=args.spaces,
+            base_encoder=args.base_encoder,
+            tasks=args.tasks,
+            metric=args.metric,
+            bli_retrieval=args.bli_retrieval,
+        )
     report({"figures": list(index), "output_dir": args.output_dir}, args)
