@@ -46,35 +46,45 @@ def check_priors(path: PathLike) -> int:
     for a line eflomal would not read (an unknown kind, another number of fields, an alpha
     that is not a finite number, a jump or fertility that is not an integer, an empty word).
     """
+    for _ in iter_numbered_lines(path, what="an eflomal priors file (UTF-8)"):
+        pass  # UTF-8 and bounded lines, refused with the line
     n = 0
-    for lineno, line in iter_numbered_lines(path, what="an eflomal priors file (UTF-8)"):
-        fields = line.split("\t")
-        kind = fields[0]
-        if kind not in KINDS:
-            raise InputError(
-                f"{path}: line {lineno}: {line[:80]!r} is not an eflomal prior; expected "
-                "tab-separated 'LEX src trg alpha', 'HMMF jump alpha', 'HMMR jump alpha', "
-                "'FERF src fertility alpha' or 'FERR trg fertility alpha'"
-            )
-        width, ints = KINDS[kind]
-        if len(fields) != width:
-            raise InputError(
-                f"{path}: line {lineno}: a {kind} prior has {width} tab-separated fields, "
-                f"got {len(fields)}"
-            )
-        try:
-            alpha = float(fields[-1])
-        except ValueError:
-            alpha = math.nan
-        if not math.isfinite(alpha):
-            raise InputError(f"{path}: line {lineno}: alpha {fields[-1]!r} is not a finite number")
-        for i in ints:
-            if not _is_int(fields[i]):
-                raise InputError(
-                    f"{path}: line {lineno}: field {i + 1} of a {kind} prior ({fields[i]!r}) "
-                    "is not an integer"
-                )
-        if kind in ("LEX", "FERF", "FERR") and not all(fields[1 : width - 1 - len(ints)]):
-            raise InputError(f"{path}: line {lineno}: a {kind} prior with an empty word")
-        n += 1
+    # Then the records as eflomal reads them: a text file (universal newlines, so a lone
+    # carriage return ends a line too), each line less its "\n" split on tabs.
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            n += _check_record(path, lineno, line.rstrip("\n").split("\t"))
     return n
+
+
+def _check_record(path: PathLike, lineno: int, fields: list[str]) -> int:
+    """1 for a record eflomal reads; :class:`InputError` naming the line otherwise."""
+    line = "\t".join(fields)
+    kind = fields[0]
+    if kind not in KINDS:
+        raise InputError(
+            f"{path}: line {lineno}: {line[:80]!r} is not an eflomal prior; expected "
+            "tab-separated 'LEX src trg alpha', 'HMMF jump alpha', 'HMMR jump alpha', "
+            "'FERF src fertility alpha' or 'FERR trg fertility alpha'"
+        )
+    width, ints = KINDS[kind]
+    if len(fields) != width:
+        raise InputError(
+            f"{path}: line {lineno}: a {kind} prior has {width} tab-separated fields, "
+            f"got {len(fields)}"
+        )
+    try:
+        alpha = float(fields[-1])
+    except ValueError:
+        alpha = math.nan
+    if not math.isfinite(alpha):
+        raise InputError(f"{path}: line {lineno}: alpha {fields[-1]!r} is not a finite number")
+    for i in ints:
+        if not _is_int(fields[i]):
+            raise InputError(
+                f"{path}: line {lineno}: field {i + 1} of a {kind} prior ({fields[i]!r}) "
+                "is not an integer"
+            )
+    if kind in ("LEX", "FERF", "FERR") and not all(fields[1 : width - 1 - len(ints)]):
+        raise InputError(f"{path}: line {lineno}: a {kind} prior with an empty word")
+    return 1
