@@ -132,7 +132,7 @@ def test_units_bad_header_names_file_and_language(tmp_path: Path) -> None:
     hub = tmp_path / "en.tsv"
     hub.write_text("id\ttext\n1\thello\n", encoding="utf-8")
     other = write_units(tmp_path / "de.tsv", [("1", "train", "hallo")])
-    with pytest.raises(InputError, match=r"en\.tsv \(language 'en'\): header"):
+    with pytest.raises(InputError, match=r"en\.tsv \(language 'en'\): line 1: header"):
         build(tmp_path, [ParallelSource("units", (str(hub), str(other)))])
     bad_row = tmp_path / "de2.tsv"
     bad_row.write_text(HEADER + "1\ttrain\thallo\n", encoding="utf-8")
