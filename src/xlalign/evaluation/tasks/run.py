@@ -331,18 +331,21 @@ def run_retrieval(
         saved = work / "languages" / f"{lang}.json"
         if not saved.is_file():
             batches = work / "batches" / lang
+            encoding = {
+                "layer": chosen,
+                "pooling": pooling,
+                "include_special": include_special,
+                "batch_size": batch_size,
+                "max_length": max_length,
+                "device": dev,
+            }
             if name == "bucc":
                 res = _bucc_language(
                     Path(path).parent,
                     lang,
                     model,
                     tokenizer,
-                    layer=chosen,
-                    pooling=pooling,
-                    include_special=include_special,
-                    batch_size=batch_size,
-                    max_length=max_length,
-                    device=dev,
+                    **encoding,
                     checkpoint_dir=batches,
                 )
                 preds = None
@@ -353,12 +356,7 @@ def run_retrieval(
                     pairs,
                     model,
                     tokenizer,
-                    layer=chosen,
-                    pooling=pooling,
-                    include_special=include_special,
-                    batch_size=batch_size,
-                    max_length=max_length,
-                    device=dev,
+                    **encoding,
                     checkpoints={
                         side: BatchCheckpoint(batches / f"{side}.npz")
                         for side in ("source", "target")
