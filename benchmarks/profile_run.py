@@ -34,8 +34,11 @@ Columns (all sums are over the jobs that finished in this log):
 
 Totals: summed wall and CPU, CPU % over the jobs whose CPU is known (and how much of the
 summed wall that covers), total io_out, the run span (the first job's start to the last
-job's end in the Snakemake log) and the concurrency (summed wall / span: 2.0 means both
-cores of a ``--cores 2`` run busy all the time).
+job's end in the Snakemake log), the concurrency (summed wall / span: 2.0 means both
+cores of a ``--cores 2`` run busy all the time; the busy share divides it by the
+"Provided cores" of the log), and the wall summed from the log's start and "Finished"
+times (above the benchmarks' sum by what Snakemake spends around each job: checking
+inputs and outputs, writing metadata).
 
 Caveat on the numbers: Snakemake samples a job's process tree every 0.5 s for the first
 ~15 s, then every 30 s, and keeps the last sample: CPU time, I/O and peak memory miss what
@@ -84,6 +87,7 @@ PROGRESS = re.compile(r"^(\d+) of (\d+) steps \([^)]*\) done$")
 FIELD = re.compile(r"^ {4}(\w[\w-]*): ?(.*)$")
 ERROR_FIELD = re.compile(r"^ {4,}(\w[\w-]*): ?(.*)$")
 HEADER_FIELD = re.compile(r"^ {2}(Snakemake version|Command|Date|Working directory): (.*)$")
+CORES = re.compile(r"^Provided cores: (\d+)")
 #: Labels Snakemake appends to a file in a job's input/output line, e.g. ``x.fifo (pipe)``.
 FILE_LABEL = re.compile(
     r" \((?:pipe|service|nodelocal|update|before update|access: [^)]*|cached|"
@@ -148,6 +152,7 @@ class RunLog:
     snakemake_version: str | None = None
     command: str | None = None
     working_dir: str | None = None
+    cores: int | None = None
     progress: tuple[int, int] | None = None
     last_time: dt.datetime | None = None
     warnings: list[str] = field(default_factory=list)
@@ -201,6 +206,9 @@ def parse_snakemake_log(path: Path) -> RunLog:
                 run.command = value
             elif key == "Working directory":
                 run.working_dir = value
+            i += 1
+        elif m := CORES.match(line):
+            run.cores = int(m.group(1))
             i += 1
         elif m := JOB_HEADER.match(line):
             fields, i = _fields(lines, i + 1)
@@ -498,6 +506,11 @@ def profile(run_dir: Path, log_path: Path | None = None) -> dict[str, Any]:
         {
             "span_s": span,
             "concurrency": _ratio(totals["wall_s_sum"], span),
+            "cores": run.cores,
+            "core_use_pct": None
+            if run.cores is None
+            else 100 * (_ratio(totals["wall_s_sum"], span * run.cores) or 0.0),
+            "log_wall_s_sum": sum(j.log_wall_s or 0.0 for j in done),
             "io_out_gib": None if io_out is None else io_out / 1024,
             "cpu_known_wall_pct": 100
             * (_ratio(totals["wall_s_cpu_known"], totals["wall_s_sum"]) or 0),
@@ -593,6 +606,8 @@ def render(p: dict[str, Any], jobs: bool = False) -> str:
                 ["peak RSS of any job (MB)", _f(t["max_rss_mb"])],
                 ["run span (s)", _f(t["span_s"])],
                 ["concurrency (summed wall / span)", _f(t["concurrency"], 2)],
+                [f"busy share of the {t['cores']} cores (%)", _f(t["core_use_pct"])],
+                ["wall summed from the log's start/finish times (s)", _f(t["log_wall_s_sum"])],
                 ["critical path (s)", _f(cp["length_s"])],
                 ["critical path / span (%)", _f(100 * (cp["share_of_span"] or 0))],
                 ["failed / running jobs", f"{t['failed']} / {t['running']}"],

@@ -181,6 +181,9 @@ def test_totals_and_per_rule_sums(run: Path) -> None:
     assert t["max_rss_mb"] == pytest.approx(700.0)
     assert t["span_s"] == pytest.approx(28.0)
     assert t["concurrency"] == pytest.approx(43.3 / 28.0)
+    assert t["cores"] == 2 and t["core_use_pct"] == pytest.approx(100 * 43.3 / 56.0)
+    # from the log's times: join's 0.3 s shows as 1 s there
+    assert t["log_wall_s_sum"] == pytest.approx(2 + 5 + 10 + 3 + 20 + 1 + 3 + 0)
     use = p["rules"]["use_model"]
     assert (use["jobs"], use["wall_s_sum"], use["cpu_s_sum"]) == (1, 20.0, 18.5)
     assert use["io_out_mb_sum"] == pytest.approx(1000.0)
