@@ -40,11 +40,18 @@ cores of a ``--cores 2`` run busy all the time; the busy share divides it by the
 times (above the benchmarks' sum by what Snakemake spends around each job: checking
 inputs and outputs, writing metadata).
 
-Caveat on the numbers: Snakemake samples a job's process tree every 0.5 s for the first
-~15 s, then every 30 s, and keeps the last sample: CPU time, I/O and peak memory miss what
-happens after the last sample (up to 30 s of a long job) and what a short-lived
-subprocess did between two samples. They are lower bounds; two profiles of the same
-workflow compare fairly, since the bias is the same.
+Caveat on the numbers: Snakemake (9.x, ``snakemake/benchmark.py``) samples a job's
+process tree at 0, 0.5, 1, ..., 15 s after its start, then every 30 s (45, 75, ... s), and
+keeps the last sample; nothing is sampled when the job ends. CPU time, I/O and peak memory
+therefore miss what happens after the last sample (up to 30 s: a 40 s job is seen for its
+first 15 s only) and what a short-lived subprocess did between two samples: they are lower
+bounds, and CPU % is biased low for jobs of 15-45 s (a job that burns 2 CPU s in its
+last 2 s of 22 shows ``cpu_time`` 0.00). Hence ``CPU % sampled``: the CPU seconds over
+the part of each job that was sampled (``sampled s``: the time of its last sample by the
+schedule above; a job shorter than 0.5 s has none and is left out), an estimate of the
+true CPU/wall when a job's use is even over its life. ``CPU %`` is as the issue defines
+it (CPU s over wall s); compare profiles of runs whose jobs are of similar lengths, or
+use ``CPU % sampled``.
 
 The critical path is the longest chain of jobs through the DAG of this run, by wall time:
 job B depends on job A when one of B's inputs is one of A's outputs, or lies inside an
@@ -95,6 +102,8 @@ FILE_LABEL = re.compile(
     r"(?:, [^)]*)?\)$"
 )
 MISSING = {"NA", "-", ""}
+#: Snakemake's benchmark sampling: every 0.5 s up to 15 s (31 samples), then every 30 s.
+SHORT_INTERVAL_S, SHORT_PHASE_S, LONG_INTERVAL_S = 0.5, 15.0, 30.0
 #: Benchmark columns read (Snakemake's ``s``, ``max_rss``, ``io_in``, ``io_out``, ``cpu_time``).
 BENCH_COLUMNS = ("s", "max_rss", "io_in", "io_out", "cpu_time")
 
@@ -109,6 +118,7 @@ class Bench:
     io_out_mb: float | None
     max_rss_mb: float | None
     rows: int
+    sampled_s: float
 
 
 @dataclass
@@ -317,6 +327,14 @@ def _sum(values: Iterable[float | None]) -> float | None:
     return sum(known) if known else None
 
 
+def sampled_seconds(wall_s: float) -> float:
+    """When Snakemake took its last sample of a job of ``wall_s`` seconds: samples at 0,
+    0.5, ..., 15 s, then every 30 s (its ``BENCHMARK_INTERVAL_SHORT`` and ``_INTERVAL``)."""
+    if wall_s <= SHORT_PHASE_S:
+        return math.floor(wall_s / SHORT_INTERVAL_S) * SHORT_INTERVAL_S
+    return SHORT_PHASE_S + math.floor((wall_s - SHORT_PHASE_S) / LONG_INTERVAL_S) * LONG_INTERVAL_S
+
+
 def read_benchmark(path: Path) -> Bench:
     """One job's benchmark file; several rows (``repeat()``) are summed (memory: max)."""
     rows = _rows(path)
@@ -338,6 +356,7 @@ def read_benchmark(path: Path) -> Bench:
         io_out_mb=_sum(r["io_out"] for r in parsed),
         max_rss_mb=max(rss) if rss else None,
         rows=len(parsed),
+        sampled_s=sum(sampled_seconds(r["s"] or 0.0) for r in parsed),
     )
 
 
@@ -442,12 +461,20 @@ def _ratio(num: float | None, den: float | None) -> float | None:
     return None if num is None or not den else num / den
 
 
+def _pct(num: float | None, den: float | None) -> float | None:
+    r = _ratio(num, den)
+    return None if r is None else 100 * r
+
+
 def _rule_stats(jobs: Sequence[Job]) -> dict[str, Any]:
     walls = [j.wall_s for j in jobs]
     benched = [j for j in jobs if j.bench is not None]
     with_cpu = [j for j in benched if j.bench and j.bench.cpu_s is not None]
     cpu = _sum(j.bench.cpu_s for j in with_cpu if j.bench)
     wall_cpu_known = sum(j.wall_s for j in with_cpu)
+    sampled = [j.bench for j in with_cpu if j.bench and j.bench.sampled_s > 0]
+    cpu_sampled = _sum(b.cpu_s for b in sampled)
+    sampled_s = sum(b.sampled_s for b in sampled)
     rss = [j.bench.max_rss_mb for j in benched if j.bench and j.bench.max_rss_mb is not None]
     return {
         "jobs": len(jobs),
@@ -457,6 +484,10 @@ def _rule_stats(jobs: Sequence[Job]) -> dict[str, Any]:
         "cpu_s_sum": cpu,
         "cpu_pct": None if cpu is None else 100 * (_ratio(cpu, wall_cpu_known) or 0.0),
         "wall_s_cpu_known": wall_cpu_known,
+        "sampled_s_sum": sampled_s,
+        "cpu_pct_sampled": None
+        if cpu_sampled is None
+        else 100 * (_ratio(cpu_sampled, sampled_s) or 0.0),
         "io_in_mb_sum": _sum(j.bench.io_in_mb for j in benched if j.bench),
         "io_out_mb_sum": _sum(j.bench.io_out_mb for j in benched if j.bench),
         "max_rss_mb": max(rss) if rss else None,
@@ -478,6 +509,8 @@ def _job_row(job: Job, t0: dt.datetime) -> dict[str, Any]:
         "log_wall_s": job.log_wall_s,
         "cpu_s": b.cpu_s if b else None,
         "cpu_pct": None if not b or b.cpu_s is None else 100 * (_ratio(b.cpu_s, b.wall_s) or 0),
+        "sampled_s": b.sampled_s if b else None,
+        "cpu_pct_sampled": None if not b or b.cpu_s is None else _pct(b.cpu_s, b.sampled_s),
         "io_in_mb": b.io_in_mb if b else None,
         "io_out_mb": b.io_out_mb if b else None,
         "max_rss_mb": b.max_rss_mb if b else None,
@@ -600,6 +633,7 @@ def render(p: dict[str, Any], jobs: bool = False) -> str:
                 ["wall time summed over jobs (s)", _f(t["wall_s_sum"])],
                 ["CPU time summed over jobs (s)", _f(t["cpu_s_sum"])],
                 ["CPU / wall (%)", _f(t["cpu_pct"])],
+                ["CPU / sampled wall (%)", _f(t["cpu_pct_sampled"])],
                 ["share of summed wall with known CPU (%)", _f(t["cpu_known_wall_pct"])],
                 ["io_in summed (MB)", _f(t["io_in_mb_sum"])],
                 ["io_out summed (GiB)", _f(t["io_out_gib"], 3)],
@@ -625,6 +659,7 @@ def render(p: dict[str, Any], jobs: bool = False) -> str:
                 "max",
                 "CPU s",
                 "CPU %",
+                "CPU % sampled",
                 "io_in MB",
                 "io_out MB",
                 "peak RSS MB",
@@ -639,6 +674,7 @@ def render(p: dict[str, Any], jobs: bool = False) -> str:
                     _f(r["wall_s_max"]),
                     _f(r["cpu_s_sum"]),
                     _f(r["cpu_pct"]),
+                    _f(r["cpu_pct_sampled"]),
                     _f(r["io_in_mb_sum"]),
                     _f(r["io_out_mb_sum"]),
                     _f(r["max_rss_mb"]),
@@ -707,6 +743,8 @@ def render(p: dict[str, Any], jobs: bool = False) -> str:
                     "from",
                     "CPU s",
                     "CPU %",
+                    "sampled s",
+                    "CPU % sampled",
                     "io_in MB",
                     "io_out MB",
                     "max RSS MB",
@@ -720,6 +758,8 @@ def render(p: dict[str, Any], jobs: bool = False) -> str:
                         j["wall_source"],
                         _f(j["cpu_s"]),
                         _f(j["cpu_pct"]),
+                        _f(j["sampled_s"]),
+                        _f(j["cpu_pct_sampled"]),
                         _f(j["io_in_mb"]),
                         _f(j["io_out_mb"]),
                         _f(j["max_rss_mb"]),
@@ -738,6 +778,7 @@ COMPARED = (
     ("wall_s_sum", "wall s sum"),
     ("cpu_s_sum", "CPU s"),
     ("cpu_pct", "CPU %"),
+    ("cpu_pct_sampled", "CPU % sampled"),
     ("io_out_mb_sum", "io_out MB"),
     ("max_rss_mb", "peak RSS MB"),
 )
@@ -767,6 +808,7 @@ def render_compare(before: dict[str, Any], after: dict[str, Any], where: str) ->
             ("wall_s_sum", "wall s summed over jobs"),
             ("cpu_s_sum", "CPU s summed"),
             ("cpu_pct", "CPU / wall %"),
+            ("cpu_pct_sampled", "CPU / sampled wall %"),
             ("io_out_gib", "io_out GiB"),
             ("max_rss_mb", "peak RSS MB"),
             ("span_s", "run span s"),

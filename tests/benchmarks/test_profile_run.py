@@ -175,6 +175,7 @@ def test_totals_and_per_rule_sums(run: Path) -> None:
     # CPU known for fetch, encoder, left, right, use_model: 1 + 4.5 + 9 + 3 + 18.5 over 40 s
     assert t["cpu_s_sum"] == pytest.approx(36.0)
     assert t["cpu_pct"] == pytest.approx(90.0)
+    assert t["cpu_pct_sampled"] == pytest.approx(90.0)  # every job sampled to its end
     assert t["cpu_known_wall_pct"] == pytest.approx(100 * 40 / 43.3)
     assert t["io_out_mb_sum"] == pytest.approx(2024.0)
     assert t["io_out_gib"] == pytest.approx(2024.0 / 1024)
@@ -196,6 +197,23 @@ def test_totals_and_per_rule_sums(run: Path) -> None:
     jobs = {j["jobid"]: j for j in p["jobs"]}
     assert jobs[7]["wall_source"] == "log" and jobs[2]["wall_source"] == "benchmark"
     assert [j["jobid"] for j in p["jobs"]][:2] == [6, 2]  # by wall, largest first
+
+
+def test_sampled_seconds_follow_snakemakes_schedule() -> None:
+    # samples at 0, 0.5, ..., 15 s, then 45, 75, ... s
+    cases = {0.3: 0.0, 0.5: 0.5, 10.2: 10.0, 15.0: 15.0, 22.0: 15.0, 44.9: 15.0, 45.0: 45.0}
+    for wall, sampled in {**cases, 173.6: 165.0}.items():
+        assert pr.sampled_seconds(wall) == pytest.approx(sampled), wall
+
+
+def test_cpu_over_the_sampled_part_of_long_jobs(tmp_path: Path) -> None:
+    p = pr.profile(make_run(tmp_path / "run", right_s=40.0))  # right: 3 CPU s in 40 s
+    right = p["rules"]["right"]
+    assert right["cpu_pct"] == pytest.approx(100 * 3 / 40)
+    assert right["cpu_pct_sampled"] == pytest.approx(100 * 3 / 15)  # last sample at 15 s
+    t = p["totals"]
+    assert t["cpu_pct"] == pytest.approx(100 * 36 / (2 + 5 + 10 + 40 + 20))
+    assert t["cpu_pct_sampled"] == pytest.approx(100 * 36 / (2 + 5 + 10 + 15 + 20))
 
 
 def test_critical_path_follows_the_directory_output(run: Path) -> None:
@@ -307,7 +325,8 @@ def test_cli_markdown_json_and_compare(run: Path, tmp_path: Path) -> None:
     assert pr.main([str(run), "--json", str(before_json), "--out", str(md), "--jobs"]) == 0
     text = md.read_text()
     assert (
-        "| use_model | 1 | 20.0 | 20.0 | 20.0 | 18.5 | 92.5 | 4.0 | 1,000.0 | 700.0 | 0 |" in text
+        "| use_model | 1 | 20.0 | 20.0 | 20.0 | 18.5 | 92.5 | 92.5 | 4.0 | 1,000.0 | 700.0 | 0 |"
+        in text
     )
     assert "## Jobs (by wall)" in text
     saved = json.loads(before_json.read_text())
