@@ -178,9 +178,17 @@ def _timestamp(m: re.Match[str], path: Path, lineno: int) -> dt.datetime:
     return dt.datetime(int(year), MONTHS[mon], int(day), int(hh), int(mm), int(ss))
 
 
-def _files(value: str) -> list[str]:
-    """The files of an ``input:``/``output:`` line, labels such as ``(pipe)`` removed."""
-    return [FILE_LABEL.sub("", f) for f in value.split(", ") if f]
+def _files(value: str, workdir: str | None) -> list[str]:
+    """The files of an ``input:``/``output:`` line, labels such as ``(pipe)`` removed,
+    normalised, relative to the run's working directory where they lie in it."""
+    out = []
+    for f in value.split(", "):
+        f = os.path.normpath(FILE_LABEL.sub("", f)) if f else f
+        if workdir and os.path.isabs(f) and f.startswith(workdir.rstrip(os.sep) + os.sep):
+            f = os.path.relpath(f, workdir)
+        if f:
+            out.append(f)
+    return out
 
 
 def _fields(
@@ -235,8 +243,8 @@ def parse_snakemake_log(path: Path) -> RunLog:
                 jobid=jobid,
                 rule=m.group(1),
                 wildcards=fields.get("wildcards", ""),
-                inputs=_files(fields.get("input", "")),
-                outputs=_files(fields.get("output", "")),
+                inputs=_files(fields.get("input", ""), run.working_dir),
+                outputs=_files(fields.get("output", ""), run.working_dir),
                 benchmark=fields.get("benchmark"),
                 start=now,
                 attempts=old.attempts + 1 if old else 1,

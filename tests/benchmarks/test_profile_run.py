@@ -131,7 +131,7 @@ def make_run(run: Path, right_s: float = 3.0, finish: bool = True) -> Path:
         "18:00:08",
         "use_model",
         6,
-        "results/x/model/config.json, resources/a.txt",
+        "results/x/model/config.json, /somewhere/else/resources/a.txt",
         "results/x/use.txt",
         "lang=en",
         use,
@@ -249,7 +249,9 @@ def test_diamond_takes_the_longer_branch(run: Path, tmp_path: Path) -> None:
 def test_directory_output_counts_for_files_inside_only(run: Path) -> None:
     jobs = list(pr.load_run(run).jobs.values())
     deps = pr.dependencies(jobs)
-    assert deps[6] == [1, 5]  # a.txt from fetch, model/config.json inside encoder's dir
+    # a.txt from fetch (named by its absolute path under the log's working directory),
+    # model/config.json inside encoder's directory
+    assert deps[6] == [1, 5]
     # a sibling whose name merely starts with the directory's is not inside it
     producers = {"results/x/model": 5}
     assert pr._producer("results/x/model/sub/w.bin", producers) == 5
