@@ -60,8 +60,9 @@ lines of the Snakemake log, so jobs that did not run in this log (their outputs 
 are not part of it. The path's length (the sum of its jobs' wall times) is a lower bound
 on the span with unlimited cores; span minus length is time its jobs waited for a core or
 for Snakemake. Each link shows the wait between the producer's end and the next job's
-start. Failed and still-running jobs are listed apart and left out of the sums and of the
-critical path.
+start. Failed and still-running jobs are listed apart (with the time from their start to their
+failure, or to the log's last timestamp) and left out of the sums and of the critical
+path.
 """
 
 from __future__ import annotations
@@ -537,6 +538,7 @@ def profile(run_dir: Path, log_path: Path | None = None) -> dict[str, Any]:
     t0 = all_jobs[0].start
     ends = [j.end for j in all_jobs if j.end is not None]
     t1 = max(ends, default=t0)
+    last = run.last_time or t1  # a running job has run at least until the log's last line
     span = (t1 - t0).total_seconds()
     by_rule: dict[str, list[Job]] = defaultdict(list)
     for j in done:
@@ -583,7 +585,11 @@ def profile(run_dir: Path, log_path: Path | None = None) -> dict[str, Any]:
         "totals": totals,
         "rules": {rule: _rule_stats(js) for rule, js in sorted(by_rule.items())},
         "jobs": [_job_row(j, t0) for j in sorted(done, key=lambda j: (-j.wall_s, j.jobid))],
-        "unfinished": [_job_row(j, t0) for j in all_jobs if j.status != "finished"],
+        "unfinished": [
+            {**_job_row(j, t0), "elapsed_s": ((j.end or last) - j.start).total_seconds()}
+            for j in all_jobs
+            if j.status != "finished"
+        ],
         "critical_path": {
             "length_s": length,
             "span_s": span,
@@ -722,7 +728,7 @@ def render(p: dict[str, Any], jobs: bool = False) -> str:
             "## Not finished (left out of the sums)",
             "",
             _table(
-                ["jobid", "rule", "wildcards", "status", "start s", "wall s (log)"],
+                ["jobid", "rule", "wildcards", "status", "start s", "elapsed s"],
                 [
                     [
                         str(j["jobid"]),
@@ -730,7 +736,7 @@ def render(p: dict[str, Any], jobs: bool = False) -> str:
                         j["wildcards"],
                         j["status"],
                         _f(j["start_s"], 0),
-                        _f(j["log_wall_s"], 0),
+                        _f(j["elapsed_s"], 0),
                     ]
                     for j in p["unfinished"]
                 ],

@@ -280,6 +280,8 @@ def test_partial_run_leaves_running_and_failed_jobs_out(tmp_path: Path) -> None:
     assert status == {6: "running", 9: "failed"}
     failed = next(j for j in p["unfinished"] if j["jobid"] == 9)
     assert failed["log_wall_s"] == pytest.approx(3.0)
+    running = next(j for j in p["unfinished"] if j["jobid"] == 6)
+    assert running["elapsed_s"] == pytest.approx(11.0)  # 18:00:08 to the log's last line
     assert "use_model" not in p["rules"]
     assert [j["rule"] for j in p["critical_path"]["jobs"]] == ["fetch", "left", "join", "report"]
     assert p["totals"]["span_s"] == pytest.approx(19.0)  # to the failure
