@@ -176,7 +176,10 @@ def _timestamp(m: re.Match[str], path: Path, lineno: int) -> dt.datetime:
     mon, day, hh, mm, ss, year = m.groups()
     if mon not in MONTHS:
         raise InputError(f"{path}: line {lineno}: unknown month {mon!r} in a timestamp")
-    return dt.datetime(int(year), MONTHS[mon], int(day), int(hh), int(mm), int(ss))
+    try:
+        return dt.datetime(int(year), MONTHS[mon], int(day), int(hh), int(mm), int(ss))
+    except ValueError as exc:
+        raise InputError(f"{path}: line {lineno}: invalid timestamp: {exc}") from None
 
 
 def _files(value: str, workdir: str | None) -> list[str]:
@@ -252,7 +255,8 @@ def parse_snakemake_log(path: Path) -> RunLog:
             )
         elif m := JOB_ERROR.match(line.strip()):
             fields, i = _fields(lines, i + 1, ERROR_FIELD)
-            job = run.jobs.get(int(fields.get("jobid", "-1") or -1))
+            jid = fields.get("jobid", "")
+            job = run.jobs.get(int(jid)) if jid.isdigit() else None
             if job is not None and job.status == "running":
                 job.status, job.end = "failed", now
         elif m := FINISHED.match(line):
