@@ -27,7 +27,12 @@ rule vocab:
 
 
 # The declared output is the cache's meta.json, written last: a killed job leaves its
-# finished shards in place and the re-run resumes at the first missing one.
+# finished shards in place and the re-run resumes at the first missing one. When the
+# aggregation baseline is asked for (aggregation.enabled or init: aggregation), the same
+# encoder pass also sums the sampled occurrences of every seed that uses this corpus
+# (aggregate-seed<seed>.npz beside meta.json, resumed with the shards): `aggregate` then
+# runs no encoder. The seeds come from the config in the script, not params, so adding a
+# seed re-runs nothing here (the new seed's `aggregate` encodes on its own).
 rule teacher:
     input:
         txt=rules.segment.output.txt,
@@ -105,9 +110,18 @@ rule x2static:
         "../scripts/x2static.py"
 
 
+# The vectors come from the sums the teacher's pass left (same corpus, layer, pooling and
+# max_length); the job runs the encoder itself only when they are missing or for other
+# settings (context: x2static-code, max_contexts changed since), with its own checkpoint.
+# A target here runs the teacher first.
 rule aggregate:
     input:
         txt=lambda wc: segment_txt(wc.seed, wc.lang),
+        cache=lambda wc: (
+            [teacher_meta(wc.seed, wc.lang)]
+            if config["extract"]["context"] != "x2static-code"
+            else []
+        ),
         vocab=lambda wc: vocab_tsv(wc.seed, wc.lang),
         encoder=wp.encoder_dir(config),
     output:

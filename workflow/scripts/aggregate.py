@@ -1,33 +1,52 @@
-"""Snakemake job: the aggregation baseline (Bommasani et al. 2020) of one language and seed."""
+"""Snakemake job: the aggregation baseline (Bommasani et al. 2020) of one language and seed,
+from the sums the teacher's encoder pass left (or, without them, its own encoder pass)."""
 
 import time
+from pathlib import Path
 
 from xlalign.corpus.vocab import read_vocab
-from xlalign.static.aggregation import aggregate_vectors, remove_checkpoint, save_aggregated
+from xlalign.static.aggregation import (
+    aggregate_vectors,
+    remove_checkpoint,
+    save_aggregated,
+    vectors_from_teacher,
+)
 from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
     out, p = snakemake.output, snakemake.params
     vocab = read_vocab(snakemake.input.vocab)
+    seed = int(snakemake.wildcards.seed)
+    settings = {
+        "layer": p.layer,
+        "pooling": p.pooling,
+        "max_contexts": p.max_contexts,
+        "seed": seed,
+        "max_length": p.max_length,
+        "language": snakemake.wildcards.lang,
+        "missing": "zero",
+    }
     start = time.perf_counter()
     resume = {}
-    vectors = aggregate_vectors(
-        snakemake.input.txt,
-        vocab,
-        snakemake.input.encoder,
-        layer=p.layer,
-        pooling=p.pooling,
-        max_contexts=p.max_contexts,
-        seed=int(snakemake.wildcards.seed),
-        max_length=p.max_length,
-        batch_tokens=p.batch_tokens,
-        threads=snakemake.threads,
-        language=snakemake.wildcards.lang,
-        missing="zero",
-        checkpoint_dir=snakemake.params.checkpoint,
-        keep_checkpoint=True,  # until the space is written
-        stats_out=resume,
-    )
+    vectors = None
+    meta = snakemake.input.get("cache", [])  # the teacher's meta.json, or none
+    if meta:
+        cache_dir = Path(meta if isinstance(meta, str) else meta[0]).parent
+        vectors = vectors_from_teacher(
+            cache_dir, snakemake.input.txt, vocab, snakemake.input.encoder, **settings
+        )
+    if vectors is None:
+        vectors = aggregate_vectors(
+            snakemake.input.txt,
+            vocab,
+            snakemake.input.encoder,
+            batch_tokens=p.batch_tokens,
+            threads=snakemake.threads,
+            checkpoint_dir=snakemake.params.checkpoint,
+            keep_checkpoint=True,  # until the space is written
+            stats_out=resume,
+            **settings,
+        )
     save_aggregated(
         vocab.words,
         vectors,
@@ -38,10 +57,12 @@ with job_logging(snakemake):
             "layer": p.layer,
             "pooling": p.pooling,
             "max_contexts": p.max_contexts,
-            "seed": int(snakemake.wildcards.seed),
+            "seed": seed,
             "seconds": time.perf_counter() - start,
+            # whose encoder pass gave the vectors: the teacher cache's, or this job's own
+            "encoder_pass": "aggregate" if resume else "teacher",
             # resumed_from_chunk and chunks only when resumed (otherwise as before)
-            **({} if resume["resumed_from_chunk"] is None else resume),
+            **({} if resume.get("resumed_from_chunk") is None else resume),
         },
         language=snakemake.wildcards.lang,
     )

@@ -1,13 +1,23 @@
-"""Snakemake job: the teacher's context vectors of one language, cached on disk once."""
+"""Snakemake job: the teacher's context vectors of one language, cached on disk once, and
+in the same encoder pass the aggregation baseline's sums of the seeds that use this corpus."""
 
 from pathlib import Path
 
+from xlalign.config.validate import sample_seed_for
 from xlalign.corpus.vocab import read_vocab
 from xlalign.static.teacher import build_teacher_cache
 from xlalign.workflow.jobscript import job_logging
 
 with job_logging(snakemake):
-    p = snakemake.params
+    p, cfg = snakemake.params, snakemake.config
+    # Read from the config, not params: the sums are a fingerprinted by-product that the
+    # aggregate job checks (and computes itself when missing), so a change of seeds or of
+    # max_contexts must not re-run this job and every X2S-M job after it.
+    wanted = cfg["extract"]["aggregation"]["enabled"] or cfg["extract"]["init"] == "aggregation"
+    sseed = int(snakemake.wildcards.sseed)
+    seeds = (
+        [int(s) for s in cfg["seeds"] if sample_seed_for(cfg, int(s)) == sseed] if wanted else []
+    )
     build_teacher_cache(
         snakemake.input.txt,
         read_vocab(snakemake.input.vocab),
@@ -20,4 +30,6 @@ with job_logging(snakemake):
         batch_tokens=p.batch_tokens,
         threads=snakemake.threads,
         language=snakemake.wildcards.lang,
+        aggregation_seeds=seeds,
+        max_contexts=cfg["extract"]["aggregation"]["max_contexts"],
     )

@@ -3,10 +3,25 @@
 A word's static vector is the average of its pooled layer-``L`` vectors over up to ``K``
 of its occurrences, sampled uniformly without replacement (deterministic by seed).
 
-Two passes keep this cheap: :func:`sample_occurrences` streams the text once and keeps,
-per vocabulary word, a reservoir of ``K`` occurrence positions (Algorithm R on integer
-positions, Python's ``random.Random(seed)``); then only the sentences that hold a selected
-occurrence are encoded, once each, and the selected occurrences' vectors summed.
+:func:`sample_occurrences` streams the text once and keeps, per vocabulary word, a
+reservoir of ``K`` occurrence positions (Algorithm R on integer positions, Python's
+``random.Random(seed)``); the selected occurrences' layer-``L`` vectors are then summed in
+line order. Two ways to get those vectors, with the same result:
+
+* **From the teacher's pass** (the workflow): the teacher cache
+  (:func:`xlalign.static.teacher.build_teacher_cache`) encodes every sentence of the same
+  corpus at the same layer anyway; given the seeds, it collects the sampled occurrences'
+  vectors of each shard with :class:`SampleCollector` and writes the sums of each seed
+  beside the cache (``aggregate-seed<seed>.npz``, :func:`read_teacher_sums`), so the
+  aggregation job runs no encoder. The by-product is keyed by :func:`sums_fingerprint`
+  (corpus, vocabulary, encoder, layer, pooling, ``max_length``, ``K``, seed, dtype).
+* **On its own** (:func:`aggregate_vectors`, the CLI, and the workflow's fallback when the
+  teacher's sums are missing or for other settings): only the sentences that hold a
+  selected occurrence are encoded, once each.
+
+The two differ only by the batches the sentences are padded in (float32 noise, ~1e-7
+relative on CPU); the sampled occurrences, the pooling, the truncation and the order of
+the float64 sums are the same.
 
 A sampled occurrence that gets no vector (cut beyond ``max_length`` subwords) is dropped
 from its word's average. Words left without any vector (absent from the corpus, or all
@@ -100,6 +115,252 @@ def sample_occurrences(
     return lines, positions
 
 
+def sampled_by_line(
+    sentences_path: PathLike,
+    vocab: Vocab,
+    *,
+    max_contexts: int,
+    seed: int,
+    language: str = "?",
+) -> dict[int, list[tuple[int, int]]]:
+    """:func:`sample_occurrences` by line: ``{line: [(token position, word id), ...]}``, each
+    line's list in the order the sums take them (by word id, then reservoir slot)."""
+    sel_lines, sel_pos = sample_occurrences(
+        sentences_path, vocab, max_contexts=max_contexts, seed=seed, language=language
+    )
+    wanted: dict[int, list[tuple[int, int]]] = {}
+    for w, slot in zip(*np.nonzero(sel_lines >= 0), strict=True):
+        wanted.setdefault(int(sel_lines[w, slot]), []).append((int(sel_pos[w, slot]), int(w)))
+    return wanted
+
+
+def mean_vectors(
+    sums: np.ndarray,
+    n: np.ndarray,
+    vocab: Vocab,
+    *,
+    dropped: int,
+    max_length: int,
+    missing: str,
+    where: str,
+) -> np.ndarray:
+    """The float32 means ``sums / n``, zero rows (``missing="zero"``, logged) or
+    :class:`InputError` (``missing="error"``) for words without any vector."""
+    if missing not in MISSING_POLICIES:
+        raise ConfigError(f"missing: expected one of {MISSING_POLICIES}, got {missing!r}")
+    empty = np.flatnonzero(n == 0)
+    log.info(
+        "aggregate %s: %d words, %d sampled occurrences without a vector (cut beyond "
+        "max_length=%d), %d words without any vector",
+        where,
+        len(vocab),
+        dropped,
+        max_length,
+        len(empty),
+    )
+    if len(empty):
+        names = ", ".join(repr(vocab.words[w]) for w in empty[:20])
+        if missing == "error":
+            raise InputError(
+                f"{where}: {len(empty)} vocabulary word(s) got no contextual vector "
+                f"(absent from the corpus or cut beyond max_length={max_length}): {names}"
+            )
+        log.warning("%s: %d word(s) without a vector keep a zero row: %s", where, len(empty), names)
+    out = np.zeros((len(vocab), sums.shape[1]), dtype=np.float32)
+    has = n > 0
+    out[has] = (sums[has] / n[has, None]).astype(np.float32)
+    return out
+
+
+# --------------------------------------------------------------------------- from the teacher
+
+#: The sums of one seed that the teacher's pass leaves beside its cache.
+TEACHER_SUMS = "aggregate-seed{seed}.npz"
+_SUMS_FORMAT = 1
+
+
+def sums_fingerprint(
+    sentences_path: PathLike,
+    vocab: Vocab,
+    encoder_dir: PathLike,
+    *,
+    layer: int,
+    pooling: str,
+    max_contexts: int,
+    seed: int,
+    max_length: int,
+    dtype: str,
+) -> str:
+    """SHA-256 of what a seed's sums depend on (not the batching, which changes them only
+    by float32 noise): corpus, vocabulary, encoder, layer, pooling, ``max_length``, the
+    sample (``max_contexts``, seed) and the encoder's dtype (``float32``, ``bfloat16``)."""
+    payload = {
+        "format": _SUMS_FORMAT,
+        "sentences_sha256": file_sha256(sentences_path),
+        "vocab_sha256": vocab.fingerprint(),
+        **encoder_fingerprint(encoder_dir),
+        "layer": layer,
+        "pooling": pooling,
+        "max_contexts": max_contexts,
+        "seed": seed,
+        "max_length": max_length,
+        "dtype": dtype.removeprefix("torch."),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+@dataclasses.dataclass
+class SampleCollector:
+    """The sampled occurrences' vectors of one seed, collected while another pass (the
+    teacher's) encodes every sentence; taken shard by shard (:meth:`take`)."""
+
+    seed: int
+    fingerprint: str
+    #: {line: [(token position, word id)]}, see :func:`sampled_by_line`
+    wanted: dict[int, list[tuple[int, int]]]
+    ids: list[int] = dataclasses.field(default_factory=list)
+    rows: list[np.ndarray] = dataclasses.field(default_factory=list)
+    dropped: int = 0
+
+    def add(self, line: int, vectors: np.ndarray) -> None:
+        """Collect the sampled occurrences of sentence ``line`` (0-based) from its word
+        vectors (NaN rows: no vector, dropped as in :func:`aggregate_vectors`)."""
+        for j, w in self.wanted.get(line, ()):
+            row = vectors[j]
+            if np.isnan(row[0]):
+                self.dropped += 1
+            else:
+                self.ids.append(w)
+                self.rows.append(row)
+
+    def take(self, dim: int) -> dict[str, np.ndarray]:
+        """The arrays collected since the last call (int64 ids, float32 rows, dropped)."""
+        rows = np.stack(self.rows).astype(np.float32) if self.rows else np.zeros((0, dim))
+        out = {
+            f"ids_{self.seed}": np.asarray(self.ids, dtype=np.int64),
+            f"rows_{self.seed}": rows.astype(np.float32),
+            f"dropped_{self.seed}": np.asarray(self.dropped, dtype=np.int64),
+        }
+        self.ids, self.rows, self.dropped = [], [], 0
+        return out
+
+
+def save_shard_samples(path: PathLike, collectors: Sequence[SampleCollector], dim: int) -> None:
+    """Write what ``collectors`` gathered over one shard (atomically) and reset them."""
+    arrays: dict[str, np.ndarray] = {}
+    for c in collectors:
+        arrays.update(c.take(dim))
+    state = {"format": _SUMS_FORMAT, "seeds": {str(c.seed): c.fingerprint for c in collectors}}
+    with atomic_open(path, "wb") as fh:
+        interrupt.save_npz_checkpoint(fh, state, arrays)
+
+
+def sum_shard_samples(
+    paths: Sequence[Path], seed: int, fingerprint: str, vocab_size: int, dim: int
+) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """(float64 sums, int64 counts, dropped) of ``seed`` over the shard files ``paths``
+    (in line order, so the sums are added in :func:`aggregate_vectors`' order); None when
+    a shard lacks them (missing, unreadable, or for another fingerprint)."""
+    sums = np.zeros((vocab_size, dim), dtype=np.float64)
+    n = np.zeros(vocab_size, dtype=np.int64)
+    dropped = 0
+    for path in paths:
+        try:
+            state = interrupt.load_npz_checkpoint(path)
+        except (OSError, ValueError, KeyError):
+            return None
+        if state.get("seeds", {}).get(str(seed)) != fingerprint:
+            return None
+        ids, rows = state["arrays"][f"ids_{seed}"], state["arrays"][f"rows_{seed}"]
+        np.add.at(sums, ids, rows.astype(np.float64))  # in order, one row at a time
+        n += np.bincount(ids, minlength=vocab_size)[:vocab_size]
+        dropped += int(state["arrays"][f"dropped_{seed}"])
+    return sums, n, dropped
+
+
+def write_teacher_sums(
+    cache_dir: PathLike, seed: int, fingerprint: str, sums: np.ndarray, n: np.ndarray, dropped: int
+) -> Path:
+    """Write one seed's sums beside the teacher cache (atomically); returns the path."""
+    path = Path(cache_dir) / TEACHER_SUMS.format(seed=seed)
+    state = {"format": _SUMS_FORMAT, "fingerprint": fingerprint, "seed": seed, "dropped": dropped}
+    with atomic_open(path, "wb") as fh:
+        interrupt.save_npz_checkpoint(fh, state, {"sums": sums, "n": n})
+    return path
+
+
+def read_teacher_sums(
+    cache_dir: PathLike, seed: int, fingerprint: str, *, quiet: bool = False
+) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """(float64 sums, int64 counts, dropped) of ``seed`` that the teacher's pass wrote
+    beside its cache, or None when there are none for ``fingerprint`` (logged unless
+    ``quiet``)."""
+    path = Path(cache_dir) / TEACHER_SUMS.format(seed=seed)
+    why = None
+    state: dict[str, Any] = {}
+    if not path.is_file():
+        why = "not found"
+    else:
+        try:
+            state = interrupt.load_npz_checkpoint(path)
+        except (OSError, ValueError, KeyError) as exc:
+            why = f"unreadable ({exc})"
+        else:
+            if state.get("fingerprint") != fingerprint:
+                why = "for other inputs or settings"
+    if why is not None:
+        if not quiet:
+            log.info("%s: %s; the aggregation runs the encoder itself", path, why)
+        return None
+    return state["arrays"]["sums"], state["arrays"]["n"], int(state["dropped"])
+
+
+def vectors_from_teacher(
+    cache_dir: PathLike,
+    sentences_path: PathLike,
+    vocab: Vocab,
+    encoder_dir: PathLike,
+    *,
+    layer: int,
+    pooling: str = "mean",
+    max_contexts: int = 10,
+    seed: int = 0,
+    max_length: int = 200,
+    device: Any = None,
+    dtype: Any = None,
+    language: str = "?",
+    missing: str = "error",
+) -> np.ndarray | None:
+    """:func:`aggregate_vectors`' vectors from the sums the teacher's pass left in
+    ``cache_dir``, without running the encoder; None when it left none for these inputs
+    and settings (then call :func:`aggregate_vectors`)."""
+    fingerprint = sums_fingerprint(
+        sentences_path,
+        vocab,
+        encoder_dir,
+        layer=layer,
+        pooling=pooling,
+        max_contexts=max_contexts,
+        seed=seed,
+        max_length=max_length,
+        dtype=str(resolve_dtype(dtype, resolve_device(device))),
+    )
+    found = read_teacher_sums(cache_dir, seed, fingerprint)
+    if found is None:
+        return None
+    sums, n, dropped = found
+    if sums.shape[0] != len(vocab):
+        raise InputError(
+            f"{cache_dir}: the teacher's sums of seed {seed} have {sums.shape[0]} rows, the "
+            f"vocabulary {len(vocab)}"
+        )
+    log.info("aggregate %s: the teacher's pass's sums of seed %d (no encoder run)", language, seed)
+    where = f"{sentences_path} (language {language!r})"
+    return mean_vectors(
+        sums, n, vocab, dropped=dropped, max_length=max_length, missing=missing, where=where
+    )
+
+
 CHECKPOINT_FILE = "aggregate.npz"
 _CHECKPOINT_FORMAT = 1
 
@@ -147,13 +408,9 @@ def aggregate_vectors(
         raise InputError(f"{where}: file not found")
     if not len(vocab):
         raise InputError(f"{where}: empty vocabulary")
-    sel_lines, sel_pos = sample_occurrences(
+    wanted = sampled_by_line(
         sentences_path, vocab, max_contexts=max_contexts, seed=seed, language=language
     )
-    # line -> [(token position, word id)] of the selected occurrences
-    wanted: dict[int, list[tuple[int, int]]] = {}
-    for w, slot in zip(*np.nonzero(sel_lines >= 0), strict=True):
-        wanted.setdefault(int(sel_lines[w, slot]), []).append((int(sel_pos[w, slot]), int(w)))
     if not wanted:
         raise InputError(f"{where}: no word of the vocabulary ({len(vocab)} words) occurs")
 
@@ -277,28 +534,10 @@ def aggregate_vectors(
     if stats_out is not None:
         stats_out.update(resumed_from_chunk=resumed_from, chunks=n_chunks)
 
-    empty = np.flatnonzero(n == 0)
-    log.info(
-        "aggregate %s: %d words, %d sentences encoded, %d sampled occurrences without a "
-        "vector (cut beyond max_length=%d), %d words without any vector",
-        language,
-        len(vocab),
-        len(wanted),
-        dropped,
-        max_length,
-        len(empty),
+    log.info("aggregate %s: %d sentences encoded", language, len(wanted))
+    out = mean_vectors(
+        sums, n, vocab, dropped=dropped, max_length=max_length, missing=missing, where=where
     )
-    if len(empty):
-        names = ", ".join(repr(vocab.words[w]) for w in empty[:20])
-        if missing == "error":
-            raise InputError(
-                f"{where}: {len(empty)} vocabulary word(s) got no contextual vector "
-                f"(absent from the corpus or cut beyond max_length={max_length}): {names}"
-            )
-        log.warning("%s: %d word(s) without a vector keep a zero row: %s", where, len(empty), names)
-    out = np.zeros((len(vocab), dim), dtype=np.float32)
-    has = n > 0
-    out[has] = (sums[has] / n[has, None]).astype(np.float32)
     if ckpt is not None and keep_checkpoint:
         if saved != chunks_done:
             save()

@@ -29,8 +29,21 @@ Layout of the cache directory (float16 vectors, read with ``mmap`` so memory sta
     shard-00000.ids.npy      int32   [n_occ]        vocabulary id of each occurrence
     shard-00000.stats.json   what the shard skipped and why
     shard-00000.offsets.npy  int64   [n_sent + 1]   CSR offsets of each sentence (written last)
+    shard-00000.agg.npz      the aggregation samples' vectors of the shard (while building)
     build.json               the configuration the shards were built with (while building)
+    aggregate-seed1.npz      the aggregation baseline's sums of seed 1 (when asked for)
     meta.json                written last: the cache is complete only when it exists
+
+**The aggregation baseline from the same pass.** Given ``aggregation_seeds`` (and
+``max_contexts``), the pass also collects the pooled word vectors of each seed's sampled
+occurrences (:mod:`xlalign.static.aggregation`: the same corpus, layer, pooling and
+truncation) into the shard's ``.agg.npz``, written before its offsets, so it resumes
+with the shard; when the shards are complete the sums of each seed go to
+``aggregate-seed<seed>.npz`` and the shards' samples are removed. The aggregation job then
+reads those sums and runs no encoder. A complete shard without a seed's samples (built
+before, without them) is encoded again. ``context="x2static-code"`` pools no word
+vectors, so there the aggregation runs the encoder itself; so does it when a complete
+cache is reused as is.
 
 Each shard covers ``shard_sentences`` consecutive lines and every file is written
 atomically, so a killed build resumes at the first incomplete shard and yields the same
@@ -43,11 +56,12 @@ in-vocabulary word still count (empty rows), so sentence indices equal line numb
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from tqdm import tqdm
@@ -65,6 +79,9 @@ from xlalign.encoders.contextual import (
     untokenizable,
     word_vectors,
 )
+
+if TYPE_CHECKING:  # aggregation imports this module: its functions are imported where used
+    from xlalign.static.aggregation import SampleCollector
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +165,26 @@ def _shard_complete(out: Path, k: int) -> bool:
     return all(p.is_file() for p in _shard_paths(out, k).values())
 
 
+def _samples_path(out: Path, k: int) -> Path:
+    """The aggregation samples of shard ``k`` (see the module docstring)."""
+    return out / f"shard-{k:05d}.agg.npz"
+
+
+def _has_samples(out: Path, k: int, collectors: Sequence[SampleCollector]) -> bool:
+    """Whether shard ``k``'s samples file holds every collector's seed and fingerprint."""
+    if not collectors:
+        return True
+    path = _samples_path(out, k)
+    if not path.is_file():
+        return False
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            seeds = json.loads(str(z["state"])).get("seeds", {})
+    except (OSError, ValueError, KeyError):
+        return False
+    return all(seeds.get(str(c.seed)) == c.fingerprint for c in collectors)
+
+
 def _save_npy(path: Path, arr: np.ndarray) -> None:
     with atomic_open(path, "wb") as fh:
         np.save(fh, arr, allow_pickle=False)
@@ -155,7 +192,8 @@ def _save_npy(path: Path, arr: np.ndarray) -> None:
 
 def _clear(out: Path) -> None:
     """Remove every file this module writes in ``out`` (and only those)."""
-    for pattern in ("shard-*.npy", "shard-*.json", ".shard-*", META_FILE, BUILD_FILE):
+    patterns = ("shard-*.npy", "shard-*.json", "shard-*.agg.npz", ".shard-*", "aggregate-seed*")
+    for pattern in (*patterns, ".aggregate-seed*", META_FILE, BUILD_FILE):
         for p in out.glob(pattern):
             if p.is_file():
                 p.unlink()
@@ -231,8 +269,11 @@ def _build_shard(
     context: str,
     max_length: int,
     batch_tokens: int,
+    collectors: Sequence[SampleCollector] = (),
+    first_line: int = 0,
 ) -> dict[str, int]:
-    """Encode one shard's sentences and write its files (offsets last)."""
+    """Encode one shard's sentences and write its files (offsets last); ``collectors``
+    take the aggregation samples among them (lines ``first_line`` onwards)."""
     sentences = [tokens_of(line) for line in lines]
     wstats = WordVectorStats()
     counts = {"oov": 0, "no_vector": 0, "single_word": 0}
@@ -262,9 +303,15 @@ def _build_shard(
             batch_tokens=batch_tokens,
             stats=wstats,
         )
+
+        def collected(i: int, words: list[str], vec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            for c in collectors:
+                c.add(first_line + i, vec)
+            return context_vectors(words, vec, vocab, context, counts)
+
         contexts = (
-            context_vectors(words, vec, vocab, context, counts)
-            for words, vec in zip(sentences, vectors, strict=True)
+            collected(i, words, vec)
+            for i, (words, vec) in enumerate(zip(sentences, vectors, strict=True))
         )
     for i, (ids, ctx) in enumerate(contexts):
         all_ids.append(ids)
@@ -294,6 +341,10 @@ def _build_shard(
         "empty_words": wstats.empty_words,
     }
     write_json(paths["stats"], stats)
+    if collectors:
+        from xlalign.static.aggregation import save_shard_samples
+
+        save_shard_samples(_samples_path(out, k), collectors, dim)
     _save_npy(paths["offsets"], offsets)
     return stats
 
@@ -331,8 +382,12 @@ def build_teacher_cache(
     progress: bool = True,
     language: str = "?",
     threads: int | None = None,
+    aggregation_seeds: Sequence[int] = (),
+    max_contexts: int = 10,
 ) -> Path:
-    """Encode every sentence of ``sentences_path`` once and cache its context vectors.
+    """Encode every sentence of ``sentences_path`` once and cache its context vectors
+    (and, for each of ``aggregation_seeds``, the aggregation baseline's sums of up to
+    ``max_contexts`` sampled occurrences per word: see the module docstring).
 
     Returns ``out_dir``. A complete cache built with the same configuration is reused as
     is; one built with another configuration is removed and rebuilt (with a warning); an
@@ -396,6 +451,13 @@ def build_teacher_cache(
             )
             _clear(out)
 
+    if aggregation_seeds and context == "x2static-code":
+        log.info(
+            "teacher cache %s: context x2static-code pools no word vectors; the aggregation "
+            "baseline runs the encoder itself",
+            out,
+        )
+        aggregation_seeds = ()
     n_lines, nonempty, n_inv = _scan(sentences_path, vocab, language)
     if nonempty == 0:
         raise InputError(f"{where}: empty corpus: expected sentences, one per line")
@@ -415,10 +477,30 @@ def build_teacher_cache(
             f"{encoder_dir}: {', '.join(map(repr, empty[:20]))}"
         )
 
+    collectors = _collectors(
+        sentences_path,
+        vocab,
+        encoder_dir,
+        out,
+        aggregation_seeds,
+        layer=layer,
+        pooling=pooling,
+        max_length=max_length,
+        max_contexts=max_contexts,
+        dtype=config["dtype"],
+        language=language,
+    )
     out.mkdir(parents=True, exist_ok=True)
     write_json(build_path, config)
     n_shards = -(-n_lines // shard_sentences)
-    first = next((k for k in range(n_shards) if not _shard_complete(out, k)), n_shards)
+    first = next(
+        (
+            k
+            for k in range(n_shards)
+            if not (_shard_complete(out, k) and _has_samples(out, k, collectors))
+        ),
+        n_shards,
+    )
     if first:
         log.info("teacher cache %s: resuming at shard %d of %d", out, first, n_shards)
     start = time.perf_counter()
@@ -445,6 +527,8 @@ def build_teacher_cache(
             context=context,
             max_length=max_length,
             batch_tokens=batch_tokens,
+            collectors=collectors,
+            first_line=k * shard_sentences,
         )
         encoded += len(chunk)
         bar.update(len(chunk))
@@ -490,6 +574,19 @@ def build_teacher_cache(
             f"(skipped: {totals['skipped_single_word']} in one-word sentences, "
             f"{totals['skipped_no_vector']} without a vector)"
         )
+    from xlalign.static.aggregation import sum_shard_samples, write_teacher_sums
+
+    dim = int(model.config.hidden_size)
+    sums_files = {}
+    for c in collectors:
+        found = sum_shard_samples(
+            [_samples_path(out, k) for k in range(n_shards)], c.seed, c.fingerprint, len(vocab), dim
+        )
+        if found is None:  # not expected: every shard was checked or encoded with them
+            raise InputError(f"{out}: the aggregation samples of seed {c.seed} are incomplete")
+        sums_files[str(c.seed)] = write_teacher_sums(out, c.seed, c.fingerprint, *found).name
+    for k in range(n_shards):
+        _samples_path(out, k).unlink(missing_ok=True)
     meta = {
         "format": FORMAT,
         "version": VERSION,
@@ -512,6 +609,8 @@ def build_teacher_cache(
         "seconds_this_run": round(seconds, 3),
         "sentences_encoded_this_run": encoded,
         "sentences_per_second": round(encoded / seconds, 2) if seconds > 0 and encoded else None,
+        # the aggregation sums this run wrote, by seed (older ones are kept, fingerprinted)
+        "aggregation_sums": sums_files,
     }
     write_json(meta_path, meta)
     build_path.unlink(missing_ok=True)
@@ -526,6 +625,50 @@ def build_teacher_cache(
         encoded / seconds if seconds > 0 else 0.0,
     )
     return out
+
+
+def _collectors(
+    sentences_path: PathLike,
+    vocab: Vocab,
+    encoder_dir: PathLike,
+    out: Path,
+    seeds: Sequence[int],
+    *,
+    layer: int,
+    pooling: str,
+    max_length: int,
+    max_contexts: int,
+    dtype: str,
+    language: str,
+) -> list[SampleCollector]:
+    """One collector per seed whose sums are not beside the cache already."""
+    from xlalign.static.aggregation import (
+        SampleCollector,
+        read_teacher_sums,
+        sampled_by_line,
+        sums_fingerprint,
+    )
+
+    collectors = []
+    for seed in sorted(set(int(s) for s in seeds)):
+        fingerprint = sums_fingerprint(
+            sentences_path,
+            vocab,
+            encoder_dir,
+            layer=layer,
+            pooling=pooling,
+            max_contexts=max_contexts,
+            seed=seed,
+            max_length=max_length,
+            dtype=dtype,
+        )
+        if read_teacher_sums(out, seed, fingerprint, quiet=True) is not None:
+            continue
+        wanted = sampled_by_line(
+            sentences_path, vocab, max_contexts=max_contexts, seed=seed, language=language
+        )
+        collectors.append(SampleCollector(seed=seed, fingerprint=fingerprint, wanted=wanted))
+    return collectors
 
 
 def _log_rate(k: int, n_shards: int, encoded: int, start: float) -> None:

@@ -542,7 +542,16 @@ def _teacher(job: Job) -> Need:
     shard = SHARD_SENTENCES * WORDS_PER_SENTENCE * d * 4 * 3 / MB
     # The cache: a float16 context vector and an int32 id per occurrence, int64 offsets.
     cache = (job.occurrences * (2 * d + 4) + 8 * job.sentences) / MB
-    return Need(_encoder_mem_mb(job) + shard, _encode_seconds(job, job.sentences), cache)
+    mem = _encoder_mem_mb(job) + shard
+    ext = job.cfg["extract"]
+    if ext["aggregation"]["enabled"] or ext["init"] == "aggregation":
+        # The same pass sums the aggregation samples of the seeds using this corpus: per
+        # seed the sample by line (Python tuples) and the float64 sums, kept and written.
+        v, k = job.vocab_size, int(ext["aggregation"]["max_contexts"])
+        seeds = -(-len(job.cfg["seeds"]) // len(xlconfig.sample_seeds(job.cfg)))
+        mem += seeds * (v * k * (16 + 60 + 100) + v * d * 8) / MB
+        cache += seeds * v * d * 8 / MB
+    return Need(mem, _encode_seconds(job, job.sentences), cache)
 
 
 def _x2static(job: Job) -> Need:
