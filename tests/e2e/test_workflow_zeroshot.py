@@ -112,6 +112,10 @@ def test_retrieval_with_layer_sweep(run: Path) -> None:
     assert set(udhr["languages"]) == set(
         embedded_config()["zeroshot"]["retrieval"]["sets"]["udhr"]["languages"]
     )
+    # one job per encoder wrote both sets; its summary holds each set's results
+    summary = _read(run / f"{RES}/zeroshot/{ENCODER}/retrieval.json")
+    assert summary["sets"] == {"udhr": udhr, "bible": bible}
+    assert not (run / f"{RES}/zeroshot/{ENCODER}/retrieval.work").exists()
 
 
 @pytest.mark.slow
@@ -143,11 +147,15 @@ def test_mlflow_mirrors_runs_and_learning_curves(run: Path) -> None:
     for job in (
         f"finetune/{ENCODER}/pos-gold/1",
         f"finetune/{ENCODER}/ner-gold/{embedded_config()['zeroshot']['seeds'][-1]}",
-        f"retrieve/{ENCODER}/bible",
+        f"retrieve/{ENCODER}",
         "labelled_pos_en",
     ):
         assert job in by_job, (job, sorted(j for j in by_job if j))
     pos = by_job[f"finetune/{ENCODER}/pos-gold/1"]
     assert pos.data.metrics["scores.en/dev.accuracy"] > 0
+    # one child run per retrieval job, with every set's scores
+    retrieval = by_job[f"retrieve/{ENCODER}"].data.metrics
+    assert retrieval["sets.bible.languages.de.accuracy.en-_xx"] > 30
+    assert "sets.udhr.languages.ja.accuracy.xx-_en" in retrieval
     history = client.get_metric_history(pos.info.run_id, "curve.dev_f1")
     assert len(history) >= 2  # dev evaluations every eval_every steps and at the end

@@ -299,3 +299,6 @@ def test_embedded_default_manifest_covers_every_job_with_stats(tmp_path: Path) -
     names = {r["job"] for r in records}
     assert {"sample/ja", "x2static/de", "map_space/x2s-m/de", "bli/x2s-ma/de"} <= names
     assert {"embedded_encoder/multilingual-e5-small", "word_align/en/de"} <= names
+    # one retrieval job per encoder, its summary covering every set
+    assert "retrieve/multilingual-e5-small" in names
+    assert "retrieve/multilingual-e5-small/udhr" not in names

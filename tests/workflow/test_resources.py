@@ -360,3 +360,19 @@ def test_profile_gpu_counts_drive_the_estimate(paper: dict[str, Any]) -> None:
     assert four.runtime < one.runtime < cpu.runtime
     assert four.mem_mb > one.mem_mb  # one process per GPU
     assert jobsize.estimate("x2static", cfg) == one  # the rule's own gpu: 1 for paper
+
+
+def test_retrieval_job_covers_every_set_and_loads_once(embedded: dict[str, Any]) -> None:
+    """One retrieval job per encoder: its time grows with every set, while the encoder
+    load (the fixed part) is paid once, not once per set."""
+
+    def seconds(cfg: dict[str, Any]) -> float:
+        return jobsize._retrieve(jobsize.Job(cfg=cfg, threads=2, gpus=0)).seconds
+
+    sets = embedded["zeroshot"]["retrieval"]["sets"]
+    assert len(sets) >= 2
+    alone = [_with(embedded, "zeroshot.retrieval.sets", {k: v}) for k, v in sets.items()]
+    both = seconds(embedded)
+    assert all(both > seconds(cfg) for cfg in alone)
+    fixed = seconds(_with(embedded, "zeroshot.retrieval.sets", {}))
+    assert both == pytest.approx(sum(seconds(cfg) for cfg in alone) - (len(sets) - 1) * fixed)

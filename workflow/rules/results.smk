@@ -19,12 +19,12 @@ rule statistics:
             for s in ZS_SEEDS
         ]
         + [
-            output_path(rules.retrieve, "predictions", encoder=enc, rset=rset)
+            retrieval_output("predictions", encoder=enc, rset=rset)
             for enc in ZS_ENCODERS
             for rset in ZS_RETRIEVAL
         ],
         retrieval=[
-            output_path(rules.retrieve, "stats", encoder=enc, rset=rset)
+            retrieval_output("results", encoder=enc, rset=rset)
             for enc in ZS_ENCODERS
             for rset in ZS_RETRIEVAL
         ],
@@ -86,7 +86,7 @@ rule plots:
             for s in ZS_SEEDS
         ],
         retrieval=[
-            output_path(rules.retrieve, "stats", encoder=enc, rset=rset)
+            retrieval_output("results", encoder=enc, rset=rset)
             for enc in ZS_ENCODERS
             for rset in ZS_RETRIEVAL
         ],

@@ -1,7 +1,7 @@
 # Zero-shot cross-lingual evaluation of encoders (XTREME style; xlalign.evaluation.tasks):
 # fine-tune on English and test on every other language, one job per encoder x task x
-# fine-tuning seed; sentence retrieval without fine-tuning, one job per encoder x set; the
-# paper's Table 3 shape and per-language Tables 8-12 from whatever ran.
+# fine-tuning seed; sentence retrieval without fine-tuning, one job per encoder over all its
+# sets; the paper's Table 3 shape and per-language Tables 8-12 from whatever ran.
 
 
 rule finetune:
@@ -47,19 +47,35 @@ rule finetune:
         "../scripts/finetune.py"
 
 
+# One job per encoder for every retrieval set: the encoder, its tokenizer and the imports
+# are paid once, and an English side that several languages share is encoded once. Each
+# set's outputs are those of a job of its own (same paths, same bytes), written as the set
+# finishes; naming one of them as a target runs the encoder's job.
 rule retrieve:
     input:
-        unpack(lambda wc: retrieval_inputs(wc.rset)),
+        sets=[f for rset in ZS_RETRIEVAL for f in retrieval_inputs(rset)["sets"]],
         encoder=lambda wc: ZS_ENCODERS[wc.encoder],
     output:
-        predictions=directory(f"{RES}/zeroshot/{{encoder}}/retrieval/{{rset}}"),
-        stats=f"{RES}/zeroshot/{{encoder}}/retrieval/{{rset}}.json",
+        # per set: the predictions folder and the results JSON (what the tables read)
+        predictions=directory(
+            expand(
+                f"{RES}/zeroshot/{{encoder}}/retrieval/{{rset}}",
+                rset=ZS_RETRIEVAL,
+                allow_missing=True,
+            )
+        ),
+        results=expand(
+            f"{RES}/zeroshot/{{encoder}}/retrieval/{{rset}}.json",
+            rset=ZS_RETRIEVAL,
+            allow_missing=True,
+        ),
+        # the job's summary (every set's results), mirrored into MLflow
+        stats=f"{RES}/zeroshot/{{encoder}}/retrieval.json",
     log:
-        log_path("retrieve", "{encoder}", "{rset}"),
+        log_path("retrieve", "{encoder}"),
     benchmark:
-        bench_path("retrieve", "{encoder}", "{rset}")
+        bench_path("retrieve", "{encoder}")
     wildcard_constraints:
-        rset="|".join(ZS_RETRIEVAL) or "none",
         encoder=ZS_ENCODER_RE or "none",
     conda:
         f"{ENVS}/torch.yaml"
@@ -70,13 +86,14 @@ rule retrieve:
         disk_mb=job_disk("retrieve"),
         gpu=job_gpu("retrieve"),
     params:
-        languages=lambda wc: config["zeroshot"]["retrieval"]["sets"][wc.rset][
-            "languages"
-        ],
-        max_pairs=lambda wc: config["zeroshot"]["retrieval"]["sets"][wc.rset][
-            "max_pairs"
-        ],
-        files=lambda wc: retrieval_files(wc.rset),
+        sets={
+            rset: {
+                "languages": spec["languages"],
+                "max_pairs": spec["max_pairs"],
+                "files": retrieval_files(rset),
+            }
+            for rset, spec in config["zeroshot"]["retrieval"]["sets"].items()
+        },
         settings={
             k: config["zeroshot"]["retrieval"][k]
             for k in (
@@ -88,6 +105,9 @@ rule retrieve:
             )
         },
         device=config["zeroshot"]["device"],
+        # Each set's progress, to resume from after a kill: beside the outputs, not among
+        # them (Snakemake removes a failed job's outputs); removed when the job succeeds.
+        work_dir=lambda wc: f"{RES}/zeroshot/{wc.encoder}/retrieval.work",
     script:
         "../scripts/retrieve.py"
 
@@ -101,7 +121,7 @@ rule zeroshot_tables:
             for s in ZS_SEEDS
         ],
         retrieval=[
-            output_path(rules.retrieve, "stats", encoder=enc, rset=rset)
+            retrieval_output("results", encoder=enc, rset=rset)
             for enc in ZS_ENCODERS
             for rset in ZS_RETRIEVAL
         ],

@@ -862,14 +862,21 @@ def _finetune(job: Job) -> Need:
 
 
 def _retrieve(job: Job) -> Need:
-    """Every layer's pooled states of a set's sentences (a few thousand per language)."""
-    rset = job.cfg["zeroshot"]["retrieval"]["sets"].get(job.wildcards.get("rset", ""), {})
-    langs = len(rset.get("languages", [])) or 1
-    sentences = 2 * langs * (rset.get("max_pairs") or 2_000)
+    """One encoder's job over every retrieval set: the encoder loaded once (the fixed 30 s),
+    then every layer's pooled states of each language's sentences (a few thousand per
+    language, both sides; an English side that languages share counted for each, an upper
+    bound). In memory: one language's states at a time, and a shared side kept until its
+    last use; on disk: each set's outputs and progress."""
+    sets = job.cfg["zeroshot"]["retrieval"]["sets"].values()
+    sentences = sum(
+        2 * (len(rset.get("languages", [])) or 1) * (rset.get("max_pairs") or 2_000)
+        for rset in sets
+    )
     enc = job.encoder
     per = _pass_s(job, enc.dim, enc.depth)
-    states = 2 * 2_000 * (enc.depth + 1) * enc.dim * 4 / MB
-    return Need(TORCH_MB + 2 * enc.weights_mb + states, 30 + sentences * per, 50)
+    states = 3 * 2_000 * (enc.depth + 1) * enc.dim * 4 / MB
+    disk = 50 * max(1, len(sets))
+    return Need(TORCH_MB + 2 * enc.weights_mb + states, 30 + sentences * per, disk)
 
 
 def _pretrain(job: Job) -> Need:

@@ -322,6 +322,14 @@ def retrieval_inputs(rset):
     return {"sets": retrieval_files(rset)}
 
 
+def retrieval_output(key, encoder, rset):
+    """Set `rset`'s `key` output (`predictions` folder, `results` JSON) of the `retrieve`
+    job of `encoder` (one job per encoder writes every set's)."""
+    outputs = getattr(rules.retrieve.output, key)
+    outputs = [outputs] if isinstance(outputs, str) else list(outputs)
+    return outputs[ZS_RETRIEVAL.index(rset)].format(encoder=encoder)
+
+
 # --- continued pre-training ------------------------------------------------------------
 
 

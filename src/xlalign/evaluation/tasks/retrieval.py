@@ -18,6 +18,11 @@ sentences are compared by cosine similarity.
 Layers are always named by their Hugging Face ``hidden_states`` index: 0 is the embedding
 output, ``depth`` the last transformer layer.
 
+Sharing (:class:`SharedSides`): the languages of a parallel set often share their English
+side (UDHR's articles); a job that evaluates several languages or sets encodes each such
+side once and hands its pooled states to every pair set that has it: what encoding it again
+would give (the same sentences, batches and settings).
+
 Resuming (:class:`BatchCheckpoint`): given a checkpoint, :func:`pooled_hidden_states`
 saves the pooled rows of the batches done so far every few minutes and, on SIGTERM
 (:mod:`xlalign.core.interrupt`), at the end of the batch in progress before raising
@@ -37,12 +42,13 @@ when given the texts) is reported beside it as ``accuracy_text``.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -164,6 +170,57 @@ class BatchCheckpoint:
                 batches=np.int64(batches),
                 rows=rows,
             )
+
+
+class SharedSides:
+    """Pooled states of the sentence lists a job encodes more than once (the English side
+    shared by the languages of a parallel set), each kept from its first encoding until
+    its last use.
+
+    ``planned`` lists every side the job will encode, in any order, repeats included; a
+    side planned once is never kept. The states hold for one model and one set of pooling
+    settings: :meth:`pooled` refuses other settings."""
+
+    def __init__(self, planned: Iterable[Sequence[str]]) -> None:
+        self._uses = Counter(_side_key(side) for side in planned)
+        self._kept: dict[str, tuple[np.ndarray, PoolingStats]] = {}
+        self._settings: str | None = None
+        #: sides handed out again instead of encoded
+        self.reused = 0
+
+    def pooled(
+        self,
+        texts: Sequence[str],
+        settings: Mapping[str, Any],
+        encode: Callable[[], tuple[np.ndarray, PoolingStats]],
+    ) -> tuple[np.ndarray, PoolingStats]:
+        """The pooled states and pooling stats of ``texts``: kept ones, else ``encode()``'s
+        (kept while the side is planned again)."""
+        text = json.dumps(dict(settings), sort_keys=True, default=str)
+        if self._settings is None:
+            self._settings = text
+        elif text != self._settings:
+            raise ConfigError(
+                f"shared sides: pooling settings {text} differ from the job's {self._settings}"
+            )
+        key = _side_key(texts)
+        kept = self._kept.get(key)
+        if kept is not None:
+            self.reused += 1
+            states, stats = kept
+        else:
+            states, stats = encode()
+        self._uses[key] -= 1
+        if self._uses[key] > 0:
+            self._kept[key] = (states, stats)
+        else:
+            self._kept.pop(key, None)
+        return states, copy.deepcopy(stats)
+
+
+def _side_key(texts: Sequence[str]) -> str:
+    """A digest of a list of sentences (order and boundaries included)."""
+    return hashlib.sha256(json.dumps(list(texts), ensure_ascii=False).encode()).hexdigest()
 
 
 def _model_max_length(model: Any, tokenizer: Any) -> int | None:
@@ -483,6 +540,7 @@ def evaluate_retrieval(
     max_length: int = 512,
     device: Any = None,
     checkpoints: Mapping[str, BatchCheckpoint] | None = None,
+    shared: SharedSides | None = None,
 ) -> dict[str, Any]:
     """Retrieval of a set of sentence pairs at ``layer`` (a Hugging Face ``hidden_states``
     index) and at every layer, from one forward pass per batch and side.
@@ -496,7 +554,9 @@ def evaluate_retrieval(
     of the retrieved pair per direction) and the conventions used (``layer_convention``,
     ``layer``, ``depth``, ``pooling``, ``include_special``, ``max_length``, ``similarity``,
     ``xtreme_direction``). ``checkpoints``: a :class:`BatchCheckpoint` per side
-    (``"source"``, ``"target"``) to resume from and save to.
+    (``"source"``, ``"target"``) to resume from and save to. ``shared``: the job's
+    :class:`SharedSides` (a side encoded before for another pair set is not encoded again;
+    the results, counts included, are those of encoding it here).
     """
     if not pairs:
         raise InputError("retrieval: no sentence pairs")
@@ -519,14 +579,23 @@ def evaluate_retrieval(
         "max_length": max_length,
         "device": device,
     }
-    src_stats, tgt_stats = PoolingStats(), PoolingStats()
     ck = checkpoints or {}
-    src_states = pooled_hidden_states(
-        (model, tokenizer), src_texts, stats=src_stats, checkpoint=ck.get("source"), **kw
-    )
-    tgt_states = pooled_hidden_states(
-        (model, tokenizer), tgt_texts, stats=tgt_stats, checkpoint=ck.get("target"), **kw
-    )
+
+    def side(texts: list[str], name: str) -> tuple[np.ndarray, PoolingStats]:
+        def encode() -> tuple[np.ndarray, PoolingStats]:
+            st = PoolingStats()
+            states = pooled_hidden_states(
+                (model, tokenizer), texts, stats=st, checkpoint=ck.get(name), **kw
+            )
+            return states, st
+
+        if shared is None:
+            return encode()
+        settings = {k: v for k, v in kw.items() if k != "device"}
+        return shared.pooled(texts, settings, encode)
+
+    src_states, src_stats = side(src_texts, "source")
+    tgt_states, tgt_stats = side(tgt_texts, "target")
     keep = [
         i for i in range(len(pairs)) if not (src_stats.empty_mask[i] or tgt_stats.empty_mask[i])
     ]
@@ -803,6 +872,7 @@ __all__ = [
     "DIRECTIONS",
     "BatchCheckpoint",
     "PoolingStats",
+    "SharedSides",
     "bucc_candidates",
     "bucc_evaluate",
     "bucc_optimize_threshold",

@@ -22,7 +22,7 @@ import logging
 import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -258,6 +258,18 @@ def run_finetune_job(
     return run_finetune(task, **kw)
 
 
+@dataclass(frozen=True)
+class RetrievalSet:
+    """One retrieval set of a job: its pair files (language -> file; for BUCC, a file in
+    each language's corpus directory) and where its results go."""
+
+    name: str
+    files: Mapping[str, PathLike]
+    stats_path: PathLike
+    predictions_dir: PathLike | None = None
+    max_pairs: int | None = None
+
+
 def run_retrieval(
     name: str,
     *,
@@ -277,68 +289,213 @@ def run_retrieval(
 ) -> dict[str, Any]:
     """Sentence retrieval of every language's pairs in ``sets`` (lang -> file) with
     ``encoder``, at ``layer`` (Hugging Face ``hidden_states`` index; None = XTREME's) and
-    across every layer; writes and returns the results.
+    across every layer; writes and returns the results. One set of
+    :func:`run_retrieval_sets` (see there for resuming); ``work_dir`` defaults to
+    ``<stats_path>.work``."""
+    job = RetrievalSet(name, sets, stats_path, predictions_dir, max_pairs)
+    return run_retrieval_sets(
+        [job],
+        encoder=encoder,
+        encoder_name=encoder_name,
+        layer=layer,
+        pooling=pooling,
+        include_special=include_special,
+        batch_size=batch_size,
+        max_length=max_length,
+        device=device,
+        work_dirs=None if work_dir is None else {name: work_dir},
+    )[name]
 
-    Resuming: ``work_dir`` (default ``<stats_path>.work``) keeps each finished language's
-    results and, within a language, the pooled batches so far
+
+def run_retrieval_sets(
+    sets: Sequence[RetrievalSet],
+    *,
+    encoder: PathLike,
+    encoder_name: str,
+    layer: int | None = None,
+    pooling: str = "mean",
+    include_special: bool = True,
+    batch_size: int = 32,
+    max_length: int = 512,
+    device: str | None = None,
+    work_dir: PathLike | None = None,
+    work_dirs: Mapping[str, PathLike] | None = None,
+    stats_path: PathLike | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Sentence retrieval of several sets with one encoder, loaded once: each set's results
+    (``set.stats_path``) and predictions folder, as :func:`run_retrieval` writes them for
+    that set alone, byte for byte; returns them by set name. A side that several pair sets
+    share (the English of a parallel set's languages) is encoded once
+    (:class:`~xlalign.evaluation.tasks.retrieval.SharedSides`). ``stats_path``, when given,
+    gets the job's summary (every set's results under ``sets``), written last.
+
+    Resuming: each set's progress is kept in ``<work_dir>/<set>`` (``work_dirs[set]``, by
+    default ``<set.stats_path>.work``): its finished languages' results and, within a
+    language, the pooled batches so far
     (:class:`~xlalign.evaluation.tasks.retrieval.BatchCheckpoint`: saved every few minutes
-    and on SIGTERM, when the job exits 143); a re-run of the same job (encoder, files,
-    settings and device type alike) goes on from there and writes what an uninterrupted
-    run writes. The predictions folder and the results appear at the end; ``work_dir`` is
-    then removed."""
-    from transformers import AutoModel, AutoTokenizer
-
-    from xlalign.core.device import resolve_device
-    from xlalign.core.io import atomic_dir, atomic_open
-    from xlalign.evaluation.tasks.retrieval import (
-        BatchCheckpoint,
-        evaluate_retrieval,
-        xtreme_layer_to_hf,
-    )
-
-    info = task_info(name)
+    and on SIGTERM, when the job exits 143). A set's predictions folder and results appear
+    (atomically) as soon as its last language is done; its progress stays until every set
+    is, so a re-run of the same job (encoder, files, settings and device type alike) after
+    a kill encodes nothing again for the sets done before (it writes their outputs from
+    their progress: Snakemake removes a failed job's outputs), goes on within the set in
+    progress and writes what an uninterrupted run writes. The progress is then removed."""
+    names = [s.name for s in sets]
+    if len(set(names)) != len(names) or not names:
+        raise InputError(f"retrieval sets: expected distinct set names, got {names}")
     # Every set is read (and refused, naming its file and line) before the encoder loads
-    # and before the resume directory is made.
+    # and before any resume directory is made.
     read_pairs = {
-        lang: _retrieval_pairs(path, max_pairs) for lang, path in sets.items() if name != "bucc"
+        s.name: {
+            lang: _retrieval_pairs(path, s.max_pairs)
+            for lang, path in s.files.items()
+            if s.name != "bucc"
+        }
+        for s in sets
     }
-    dev = resolve_device(None if device in (None, "auto") else device)
-    where = local_model_dir(encoder, what="encoder")
-    tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True)
-    model = AutoModel.from_pretrained(where, local_files_only=True).to(dev).eval()
-    depth = int(model.config.num_hidden_layers)
+    loaded = _RetrievalEncoder(encoder, device)
+    depth, dev = loaded.depth, loaded.device
+    chosen = _retrieval_layer(layer, depth, encoder_name)
+    encoder_digest = _files_digest(loaded.where)
+    works: dict[str, Path] = {}
+    for s in sets:
+        fp = {
+            "set": s.name,
+            "encoder": encoder_digest,
+            "sets": {
+                lang: _files_digest(Path(f).parent if s.name == "bucc" else Path(f))
+                for lang, f in s.files.items()
+            },
+            "layer": chosen,
+            "settings": [pooling, include_special, batch_size, max_length, s.max_pairs],
+            "device": dev.type,
+        }
+        if work_dirs is not None and s.name in work_dirs:
+            where = Path(work_dirs[s.name])
+        elif work_dir is not None:
+            where = Path(work_dir) / s.name
+        else:
+            where = Path(f"{s.stats_path}.work")
+        works[s.name] = _retrieval_work_dir(where, s.stats_path, fp)
+    encoding = {
+        "layer": chosen,
+        "pooling": pooling,
+        "include_special": include_special,
+        "batch_size": batch_size,
+        "max_length": max_length,
+        "device": dev,
+    }
+    # the sides still to encode, so that a shared one is kept until its last use
+    todo = {
+        s.name: [
+            lang for lang in s.files if not (works[s.name] / "languages" / f"{lang}.json").is_file()
+        ]
+        for s in sets
+    }
+    from xlalign.evaluation.tasks.retrieval import SharedSides
+
+    shared = SharedSides(
+        side
+        for name, langs in todo.items()
+        for lang in langs
+        if name != "bucc"
+        for side in (
+            [p.source for p in read_pairs[name][lang]],
+            [p.target for p in read_pairs[name][lang]],
+        )
+    )
+    out: dict[str, dict[str, Any]] = {}
+    for s in sets:
+        out[s.name] = _retrieval_set(
+            s, read_pairs[s.name], works[s.name], loaded, encoding, shared, layer, encoder_name
+        )
+        write_json(s.stats_path, out[s.name])
+        log.info("%s: %s done (%s)", encoder_name, s.name, s.stats_path)
+    if shared.reused:
+        log.info("%d shared side(s) encoded once for several pair sets", shared.reused)
+    if stats_path is not None:
+        write_json(
+            stats_path,
+            {
+                "encoder": encoder_name,
+                "depth": depth,
+                "layer": chosen,
+                "sets": out,
+            },
+        )
+    for work in works.values():
+        shutil.rmtree(work, ignore_errors=True)
+    if work_dir is not None:
+        shutil.rmtree(work_dir, ignore_errors=True)
+    return out
+
+
+class _RetrievalEncoder:
+    """The encoder of a retrieval job: its depth from its config at once, the tokenizer and
+    model loaded on first use (a job whose sets were all done before it was stopped loads
+    neither)."""
+
+    def __init__(self, encoder: PathLike, device: str | None) -> None:
+        from transformers import AutoConfig
+
+        from xlalign.core.device import resolve_device
+
+        self.where = Path(local_model_dir(encoder, what="encoder"))
+        self.device = resolve_device(None if device in (None, "auto") else device)
+        try:
+            cfg = AutoConfig.from_pretrained(self.where, local_files_only=True)
+            self.depth = int(cfg.num_hidden_layers)
+        except Exception as exc:  # transformers raises OSError, ValueError, KeyError...
+            raise InputError(f"{self.where}: not a Hugging Face encoder ({exc})") from exc
+        self._pair: tuple[Any, Any] | None = None
+
+    def pair(self) -> tuple[Any, Any]:
+        """(model, tokenizer), loaded once."""
+        if self._pair is None:
+            from transformers import AutoModel, AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(self.where, local_files_only=True)
+            model = AutoModel.from_pretrained(self.where, local_files_only=True)
+            self._pair = (model.to(self.device).eval(), tokenizer)
+        return self._pair
+
+
+def _retrieval_layer(layer: int | None, depth: int, encoder_name: str) -> int:
+    """The configured layer, or XTREME's: refused when the encoder has no such layer."""
+    from xlalign.evaluation.tasks.retrieval import xtreme_layer_to_hf
+
     chosen = xtreme_layer_to_hf(7, depth) if layer is None else int(layer)
     if not 0 <= chosen <= depth:
         raise InputError(
             f"zeroshot.retrieval.layer: {chosen} is outside 0..{depth} for {encoder_name} "
             f"(a {depth}-layer encoder; 0 = embeddings)"
         )
-    fp = {
-        "set": name,
-        "encoder": _files_digest(Path(where)),
-        "sets": {
-            lang: _files_digest(Path(f).parent if name == "bucc" else Path(f))
-            for lang, f in sets.items()
-        },
-        "layer": chosen,
-        "settings": [pooling, include_special, batch_size, max_length, max_pairs],
-        "device": dev.type,
-    }
-    work = _retrieval_work_dir(work_dir, stats_path, fp)
+    return chosen
+
+
+def _retrieval_set(
+    rset: RetrievalSet,
+    read_pairs: Mapping[str, list[Any]],
+    work: Path,
+    loaded: _RetrievalEncoder,
+    encoding: Mapping[str, Any],
+    shared: Any,
+    layer: int | None,
+    encoder_name: str,
+) -> dict[str, Any]:
+    """One set of :func:`run_retrieval_sets`: its languages evaluated (or read back from
+    ``work``), its predictions folder written; returns its results."""
+    from xlalign.core.io import atomic_dir, atomic_open
+    from xlalign.evaluation.tasks.retrieval import BatchCheckpoint, evaluate_retrieval
+
+    name = rset.name
+    info = task_info(name)
     results: dict[str, Any] = {}
     predictions: dict[str, Any] = {}
-    for lang, path in sets.items():
+    for lang, path in rset.files.items():
         saved = work / "languages" / f"{lang}.json"
         if not saved.is_file():
+            model, tokenizer = loaded.pair()
             batches = work / "batches" / lang
-            encoding = {
-                "layer": chosen,
-                "pooling": pooling,
-                "include_special": include_special,
-                "batch_size": batch_size,
-                "max_length": max_length,
-                "device": dev,
-            }
             if name == "bucc":
                 res = _bucc_language(
                     Path(path).parent,
@@ -351,9 +508,8 @@ def run_retrieval(
                 preds = None
                 res["data"] = {"dir": str(Path(path).parent), **_data_stats(path)}
             else:
-                pairs = read_pairs[lang]
                 res = evaluate_retrieval(
-                    pairs,
+                    read_pairs[lang],
                     model,
                     tokenizer,
                     **encoding,
@@ -361,6 +517,7 @@ def run_retrieval(
                         side: BatchCheckpoint(batches / f"{side}.npz")
                         for side in ("source", "target")
                     },
+                    shared=shared,
                 )
                 preds = res.pop("predictions", None)
                 res["data"] = {"file": str(path), **_data_stats(path)}
@@ -372,28 +529,25 @@ def run_retrieval(
         record = read_json(saved)
         results[lang], predictions[lang] = record["result"], record["predictions"]
     # The predictions folder is built aside and appears whole, after the last language.
-    if predictions_dir is not None:
-        with atomic_dir(predictions_dir) as pred_dir:
+    if rset.predictions_dir is not None:
+        with atomic_dir(rset.predictions_dir) as pred_dir:
             for lang, preds in predictions.items():
                 if preds is not None:
                     with atomic_open(pred_dir / f"{lang}.json", "w") as fh:
                         json.dump(preds, fh)
-    out = {
+    return {
         "set": name,
         "title": info.title,
         "protocol": info.protocol_note,
         "encoder": encoder_name,
-        "depth": depth,
-        "layer": chosen,
+        "depth": loaded.depth,
+        "layer": encoding["layer"],
         "layer_convention": "hf_hidden_states (0 = embeddings)",
         "layer_rule": "xtreme (hidden_states[-12:][7])" if layer is None else "configured",
-        "pooling": pooling,
-        "include_special": include_special,
+        "pooling": encoding["pooling"],
+        "include_special": encoding["include_special"],
         "languages": results,
     }
-    write_json(stats_path, out)
-    shutil.rmtree(work, ignore_errors=True)
-    return out
 
 
 def _retrieval_pairs(path: PathLike, max_pairs: int | None) -> list[Any]:
@@ -422,15 +576,15 @@ def _files_digest(path: Path) -> list[list[Any]]:
 
 
 def _retrieval_work_dir(
-    work_dir: PathLike | None, stats_path: PathLike, fingerprint: Mapping[str, Any]
+    work_dir: PathLike, stats_path: PathLike, fingerprint: Mapping[str, Any]
 ) -> Path:
-    """The job's resume directory (default: ``<stats_path>.work``, beside the outputs and
-    not among them), emptied when it holds another run's progress."""
-    work = Path(work_dir) if work_dir is not None else Path(f"{stats_path}.work")
+    """A set's resume directory (beside the outputs, not among them: Snakemake removes a
+    failed job's outputs), emptied when it holds another run's progress."""
+    work = Path(work_dir)
     stamp = work / "fingerprint.json"
     text = json.dumps(fingerprint, sort_keys=True, default=str)
     if work.exists() and (not stamp.is_file() or read_json(stamp).get("fingerprint") != text):
-        log.warning("%s: progress of another retrieval run; starting afresh", work)
+        log.warning("%s: progress of another run of %s; starting afresh", work, stats_path)
         shutil.rmtree(work)
     if not stamp.is_file():
         work.mkdir(parents=True, exist_ok=True)
