@@ -179,6 +179,36 @@ BAD: dict[str, tuple[dict[str, Any], str]] = {
         {"zeroshot.tasks.ner-gold.params.extra.decoding": "mst"},
         "zeroshot.tasks.ner-gold.params.extra.decoding",
     ),
+    "extra-loss-name": (
+        {"zeroshot.tasks.ner-gold.params.extra.loss": "focal"},
+        "zeroshot.tasks.ner-gold.params.extra.loss",
+    ),
+    "extra-loss-max-weight": (
+        {
+            "zeroshot.tasks.ner-gold.params.extra.loss": {
+                "name": "class_weighted",
+                "max_weight": 0.5,
+            }
+        },
+        "zeroshot.tasks.ner-gold.params.extra.loss",
+    ),
+    "extra-loss-other-family": (
+        {
+            "zeroshot.tasks.xquad": {
+                "languages": ["de"],
+                "params": {"extra": {"loss": "class_weighted"}},
+            }
+        },
+        "zeroshot.tasks.xquad.params.extra.loss",
+    ),
+    "extra-sample-share": (
+        {"zeroshot.tasks.ner-gold.params.extra.train_sample": {"entity_share": 1.5}},
+        "zeroshot.tasks.ner-gold.params.extra.train_sample",
+    ),
+    "extra-sample-key": (
+        {"zeroshot.tasks.ner-gold.params.extra.train_sample": {"share": 0.5}},
+        "zeroshot.tasks.ner-gold.params.extra.train_sample",
+    ),
     "extra-type": (
         {"zeroshot.tasks.pos-gold.params.extra.group_by_length": "yes"},
         "zeroshot.tasks.pos-gold.params.extra.group_by_length",

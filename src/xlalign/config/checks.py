@@ -54,7 +54,7 @@ SCRATCH_DEFAULT_STEPS = 7500
 #: accepted (a test reads the sources for ``extra`` keys and compares).
 FINETUNE_EXTRA = ("group_by_length", "eval_batch_size", "warmup_ratio")
 FAMILY_EXTRA: dict[str, tuple[str, ...]] = {
-    "tagging": ("feature_based",),
+    "tagging": ("feature_based", "loss", "train_sample"),
     "classification": ("feature_based",),
     "qa": (),
     "parsing": ("decoding", "exclude_punct", "eval_max_length"),
@@ -92,6 +92,32 @@ _EXTRA_VALUES: dict[str, Any] = {
                 },
             },
         ]
+    },
+    # xlalign.evaluation.tasks.tagging.LossSpec (a test compares)
+    "loss": {
+        "anyOf": [
+            {"enum": ["cross_entropy", "class_weighted"]},
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["name"],
+                "properties": {
+                    "name": {"enum": ["cross_entropy", "class_weighted"]},
+                    "power": {"type": "number", "minimum": 0},
+                    "max_weight": {"type": "number", "minimum": 1},
+                },
+            },
+        ]
+    },
+    # xlalign.evaluation.tasks.tagging.TaggingTask.training_sample
+    "train_sample": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["entity_share"],
+        "properties": {
+            "entity_share": {"type": "number", "minimum": 0, "maximum": 1},
+            "seed": {"type": "integer", "minimum": 0},
+        },
     },
     "decoding": {"enum": ["mst", "argmax"]},
     "exclude_punct": {"type": "boolean"},

@@ -93,6 +93,19 @@ class Task(abc.ABC):
     #: the key of :meth:`score` that model selection maximises
     selection_metric: str = ""
 
+    def training_sample(self, records: Sequence[Any], params: TaskParams) -> list[Any]:
+        """The training examples a run uses: by default the first
+        ``params.max_train_examples`` of the file, in file order (a family may draw
+        another sample, named in ``params.extra``, and say so in :meth:`recipe`)."""
+        n = params.max_train_examples
+        return list(records) if n is None else list(records[:n])
+
+    def recipe(self) -> dict[str, Any]:
+        """What this run's training did beyond :class:`TaskParams` and the protocol (a
+        non-default loss and its weights, a drawn training sample), for the results JSON;
+        ``{}`` when nothing. Valid after :meth:`training_sample` and :meth:`encode`."""
+        return {}
+
     @abc.abstractmethod
     def label_list(self, train: Sequence[Any]) -> list[str]:
         """The label inventory, from the training records (sorted; [] for QA)."""

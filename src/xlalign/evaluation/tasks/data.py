@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from xlalign.core.errors import InputError
+import numpy as np
+
+from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.formats.text import is_text, iter_numbered_lines, json_line
 from xlalign.core.io import PathLike, atomic_open
 
@@ -220,3 +222,51 @@ def iter_records(path: PathLike, kind: type[R] | str) -> Iterator[R]:
 def read_records(path: PathLike, kind: type[R] | str) -> list[R]:
     """All records of a file (see :func:`iter_records`)."""
     return list(iter_records(path, kind))
+
+
+def has_entity(record: TaggedSentence) -> bool:
+    """Whether a sentence holds at least one entity (a tag other than ``O``)."""
+    return any(tag != "O" for tag in record.tags)
+
+
+def entity_sample(
+    records: Sequence[TaggedSentence], n: int | None, *, entity_share: float, seed: int
+) -> tuple[list[TaggedSentence], dict[str, Any]]:
+    """``n`` sentences of ``records`` (all of them when ``n`` is None), of which
+    ``round(n * entity_share)`` hold an entity (:func:`has_entity`) and the rest none,
+    each part drawn at random without replacement with ``numpy.random.default_rng(seed)``
+    and the whole kept in file order. When one part has too few sentences, the other
+    makes up the difference (what the sample holds is in the returned stats). The same
+    records, ``n``, share and seed give the same sample.
+
+    Returns the sample and ``{"method": "entity_share", "entity_share", "seed",
+    "examples", "with_entities", "pool", "pool_with_entities"}``.
+    """
+    if not 0.0 <= entity_share <= 1.0:
+        raise ConfigError(f"entity_share must be in [0, 1], got {entity_share}")
+    if n is not None and n < 1:
+        raise ConfigError(f"entity sample: n must be >= 1, got {n}")
+    pools: tuple[list[int], list[int]] = ([], [])  # (with an entity, without)
+    for i, rec in enumerate(records):
+        pools[0 if has_entity(rec) else 1].append(i)
+    size = len(records) if n is None else min(n, len(records))
+    want = round(size * entity_share)
+    take = [min(want, len(pools[0])), min(size - want, len(pools[1]))]
+    short = size - sum(take)
+    take[0] += min(short, len(pools[0]) - take[0])  # one part makes up for the other
+    take[1] = size - take[0]
+    rng = np.random.default_rng(seed)
+    chosen: list[int] = []
+    for pool, k in zip(pools, take, strict=True):
+        chosen.extend(pool[int(j)] for j in rng.choice(len(pool), size=k, replace=False))
+    chosen.sort()
+    stats = {
+        "method": "entity_share",
+        "entity_share": entity_share,
+        "seed": seed,
+        "examples": len(chosen),
+        "with_entities": take[0],
+        "pool": len(records),
+        "pool_with_entities": len(pools[0]),
+    }
+    return [records[i] for i in chosen], stats

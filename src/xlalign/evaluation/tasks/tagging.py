@@ -9,6 +9,24 @@ once and nothing is truncated silently; only a single word longer than the windo
 (its first subwords kept, its label on the first one) and counted. :meth:`decode`
 reassembles word-level predictions across a sentence's chunks.
 
+Options beside XTREME's recipe (``params.extra``; both recorded by :meth:`TaggingTask.recipe`
+in the results, and named in the results' protocol note, so such a run is never taken for
+XTREME's):
+
+* ``loss``: ``"cross_entropy"`` (default; XTREME's: the mean over the labelled subwords)
+  or ``"class_weighted"`` / ``{"name": "class_weighted", "power": p, "max_weight": m}``:
+  PyTorch's cross-entropy with a weight per label, ``min(m, (n_max / n_c) ** p)`` where
+  ``n_c`` counts the labelled subwords of label ``c`` in the training features and
+  ``n_max`` the most frequent label's (so ``O`` keeps weight 1 and a rare entity label up
+  to ``m``); the mean is weighted (divided by the summed weights of the batch's labels),
+  as ``torch.nn.functional.cross_entropy(weight=...)`` does. Defaults: ``p`` 1,
+  ``m`` 10. For the Hugging Face token-classification head only (a forward hook replaces
+  the loss the model computes; the logits are untouched).
+* ``train_sample``: ``{"entity_share": s, "seed": k}`` (NER only): instead of the first
+  ``max_train_examples`` sentences, draw that many with a share ``s`` holding an entity
+  (:func:`~.data.entity_sample`; ``seed`` default 0, independent of the fine-tuning seed,
+  so every fine-tuning seed sees the same sample).
+
 Scores: NER -> seqeval's entity-level precision / recall / F1
 (:func:`~.metrics.span_f1`); POS -> XTREME's "F1" (:func:`~.metrics.xtreme_pos_f1`,
 seqeval over raw POS tags) *and* token accuracy. Both schemes select on ``f1``, as
@@ -18,7 +36,8 @@ XTREME's scripts do.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -29,7 +48,7 @@ from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import local_model_dir
 from xlalign.evaluation.tasks.base import Encoded, Task, TaskParams
 from xlalign.evaluation.tasks.collate import pad_batch
-from xlalign.evaluation.tasks.data import TaggedSentence
+from xlalign.evaluation.tasks.data import TaggedSentence, entity_sample
 from xlalign.evaluation.tasks.metrics import span_f1, token_accuracy, xtreme_pos_f1
 
 SCHEMES = ("ner", "pos")
@@ -99,6 +118,90 @@ def chunk_words(lengths: Sequence[int], budget: int) -> list[tuple[int, int]]:
     return chunks
 
 
+#: the token losses ``extra["loss"]`` names (the module docstring)
+LOSSES = ("cross_entropy", "class_weighted")
+
+
+@dataclass(frozen=True)
+class LossSpec:
+    """``extra["loss"]``: the token loss and, for ``class_weighted``, how the weights
+    follow the label frequencies."""
+
+    name: str = "cross_entropy"
+    power: float = 1.0
+    max_weight: float = 10.0
+
+    @classmethod
+    def from_extra(cls, value: Any) -> LossSpec:
+        if value is None:
+            return cls()
+        if isinstance(value, str):
+            value = {"name": value}
+        if not isinstance(value, Mapping):
+            raise ConfigError(
+                f"extra.loss: expected a loss name {LOSSES} or {{name, power, max_weight}}, "
+                f"got {value!r}"
+            )
+        unknown = set(value) - {"name", "power", "max_weight"}
+        if unknown:
+            raise ConfigError(f"extra.loss: unknown keys {sorted(unknown)}")
+        spec = cls(**dict(value))
+        if spec.name not in LOSSES:
+            raise ConfigError(f"extra.loss: name must be one of {LOSSES}, not {spec.name!r}")
+        if spec.name == "cross_entropy" and set(value) - {"name"}:
+            raise ConfigError("extra.loss: power and max_weight belong to class_weighted")
+        if not (isinstance(spec.power, int | float) and spec.power >= 0):
+            raise ConfigError(f"extra.loss.power must be a number >= 0, got {spec.power!r}")
+        if not (isinstance(spec.max_weight, int | float) and spec.max_weight >= 1):
+            raise ConfigError(
+                f"extra.loss.max_weight must be a number >= 1, got {spec.max_weight!r}"
+            )
+        return spec
+
+
+def class_weights(counts: Sequence[int], *, power: float, max_weight: float) -> list[float]:
+    """A weight per label from its count in the training features:
+    ``min(max_weight, (max(counts) / count) ** power)`` (``max_weight`` for a label never
+    seen)."""
+    top = max(counts, default=0)
+    if top <= 0:
+        raise InputError("class weights: the training features hold no labelled word")
+    return [min(max_weight, (top / c) ** power) if c > 0 else max_weight for c in counts]
+
+
+def weighted_token_loss(logits: Any, labels: Any, weights: Any) -> Any:
+    """Cross-entropy of ``logits`` (batch, length, labels) against ``labels`` (-100:
+    ignored) with a weight per label: the weighted mean over the labelled positions."""
+    import torch.nn.functional as F
+
+    n = logits.shape[-1]
+    return F.cross_entropy(
+        logits.float().reshape(-1, n),
+        labels.reshape(-1).to(logits.device),
+        weight=weights.to(logits.device),
+        ignore_index=-100,
+    )
+
+
+def use_weighted_loss(model: Any, weights: Sequence[float]) -> Any:
+    """Have ``model`` (a token-classification model whose output has ``loss`` and
+    ``logits``) report :func:`weighted_token_loss` instead of its own loss whenever it is
+    given ``labels``, through a forward hook (the logits, the weights and what is saved
+    stay as they are). Returns the hook's handle."""
+    import torch
+
+    w = torch.tensor(list(weights), dtype=torch.float32)
+
+    def hook(module: Any, args: tuple, kwargs: dict[str, Any], output: Any) -> Any:
+        labels = kwargs.get("labels")
+        if labels is None:
+            return output
+        output["loss"] = weighted_token_loss(output["logits"], labels, w)
+        return output
+
+    return model.register_forward_hook(hook, with_kwargs=True)
+
+
 class TaggingTask(Task):
     """NER (``scheme="ner"``, IOB2 tags) or POS tagging (``scheme="pos"``)."""
 
@@ -110,6 +213,64 @@ class TaggingTask(Task):
         if scheme not in SCHEMES:
             raise ConfigError(f"tagging scheme must be one of {SCHEMES}, not {scheme!r}")
         self.scheme = scheme
+        # what the last training_sample / encode(split="train") saw (recipe, build_model)
+        self.sample: dict[str, Any] | None = None
+        self.loss = LossSpec()
+        self.labels_seen: list[str] = []
+        self.class_weights: list[float] | None = None
+
+    # ------------------------------------------------------------------ training recipe
+
+    def training_sample(self, records: Sequence[Any], params: TaskParams) -> list[Any]:
+        """The first ``max_train_examples`` sentences, or with ``extra["train_sample"]``
+        (``{"entity_share", "seed"}``, NER only) a sample with that share of sentences
+        holding an entity (:func:`~.data.entity_sample`)."""
+        spec = params.extra.get("train_sample")
+        if spec is None:
+            out = super().training_sample(records, params)
+            self.sample = {"method": "first", "examples": len(out)}
+            return out
+        where = "extra.train_sample"
+        if self.scheme != "ner":
+            raise ConfigError(
+                f"{where}: an entity sample needs the NER scheme, not {self.scheme!r}"
+            )
+        if not isinstance(spec, Mapping) or "entity_share" not in spec:
+            raise ConfigError(f"{where}: expected {{entity_share, seed}}, got {spec!r}")
+        unknown = set(spec) - {"entity_share", "seed"}
+        if unknown:
+            raise ConfigError(f"{where}: unknown keys {sorted(unknown)}")
+        share, seed = spec["entity_share"], spec.get("seed", 0)
+        if isinstance(share, bool) or not isinstance(share, int | float):
+            raise ConfigError(f"{where}.entity_share: expected a number in [0, 1], got {share!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ConfigError(f"{where}.seed: expected an integer >= 0, got {seed!r}")
+        self._check_tags(records, "train")
+        out, self.sample = entity_sample(
+            records, params.max_train_examples, entity_share=float(share), seed=seed
+        )
+        return out
+
+    def recipe(self) -> dict[str, Any]:
+        """``loss`` (its spec and, when weighted, the weight of each label), ``sample``
+        (how the training sentences were chosen) and ``deviations`` (what differs from
+        XTREME's recipe, in words; [] when nothing)."""
+        loss: dict[str, Any] = {"name": self.loss.name}
+        deviations = []
+        if self.loss.name == "class_weighted":
+            loss.update(power=self.loss.power, max_weight=self.loss.max_weight)
+            if self.class_weights is not None:
+                loss["weights"] = dict(zip(self.labels_seen, self.class_weights, strict=True))
+            deviations.append(
+                f"class-weighted cross-entropy (inverse label frequency ^ {self.loss.power:g},"
+                f" at most {self.loss.max_weight:g}), not XTREME's plain cross-entropy"
+            )
+        if self.sample and self.sample.get("method") == "entity_share":
+            deviations.append(
+                f"training sample with {self.sample['with_entities']} of "
+                f"{self.sample['examples']} sentences holding an entity"
+            )
+        return {"loss": loss, "sample": self.sample, "deviations": deviations}
 
     # ------------------------------------------------------------------ labels, model
 
@@ -145,15 +306,28 @@ class TaggingTask(Task):
                 params.extra.get("feature_based"), head="tagging", scheme=self.scheme
             )
         if spec is not None:
+            if self.loss.name != "cross_entropy":
+                raise ConfigError(
+                    f"extra.loss {self.loss.name!r} is for the fine-tuned head, not the "
+                    "feature-based model (extra.feature_based)"
+                )
             return build_feature_model(encoder, labels, spec, head="tagging")
         from transformers import AutoModelForTokenClassification
 
-        return AutoModelForTokenClassification.from_pretrained(
+        model = AutoModelForTokenClassification.from_pretrained(
             local_model_dir(encoder, what="encoder"),
             id2label=dict(enumerate(labels)),
             label2id={label: i for i, label in enumerate(labels)},
             local_files_only=True,
         )
+        if self.loss.name == "class_weighted":
+            if self.class_weights is None or self.labels_seen != list(labels):
+                raise RuntimeError(
+                    "tagging: class-weighted loss, but the training split was not encoded "
+                    "with these labels first"
+                )
+            use_weighted_loss(model, self.class_weights)
+        return model
 
     # ------------------------------------------------------------------ features
 
@@ -243,6 +417,17 @@ class TaggingTask(Task):
                 word_ranges.append((start, end))
         counts["examples"] = len(records)
         counts["features"] = len(features)
+        self.loss = LossSpec.from_extra(params.extra.get("loss"))
+        if split == "train":
+            self.labels_seen = list(labels)
+            self.class_weights = None
+            if self.loss.name == "class_weighted":
+                seen = Counter(t for f in features for t in f["labels"] if t >= 0)
+                self.class_weights = class_weights(
+                    [seen[i] for i in range(len(labels))],
+                    power=self.loss.power,
+                    max_weight=self.loss.max_weight,
+                )
         return Encoded(
             features=features,
             feature_example=feature_example,
