@@ -24,4 +24,5 @@ with job_logging(snakemake):
         precision=par.precision,
         keep_model=par.keep_model,
         continual=par.continual,
+        checkpoint_minutes=par.checkpoint_minutes,
     )

@@ -13,6 +13,7 @@ from xlalign.cli.common import (
     input_dir,
     input_file,
     keyed,
+    nonnegative_float,
     nonnegative_int,
     optional_input_file,
     output_dir,
@@ -20,6 +21,7 @@ from xlalign.cli.common import (
     positive_int,
     unique_keys,
 )
+from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES
 from xlalign.core.errors import InputError
 
 
@@ -43,6 +45,14 @@ def _json_object(text: str) -> dict:
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"expected a JSON object {{...}}, got {text!r}")
     return value
+
+
+def _checkpoint_minutes(text: str) -> float | None:
+    """``--checkpoint-minutes``: minutes >= 0, or ``none`` (as ``checkpoints.
+    interval_minutes``: null)."""
+    if text.strip().lower() in ("none", "null"):
+        return None
+    return float(nonnegative_float(text))
 
 
 def add_finetune(sub: argparse._SubParsersAction) -> None:
@@ -92,6 +102,15 @@ def add_finetune(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device")
     p.add_argument("--precision", choices=["auto", "fp32", "bf16", "fp16"], default="auto")
     p.add_argument("--no-model", action="store_true", help="keep no fine-tuned checkpoint")
+    p.add_argument(
+        "--checkpoint-minutes",
+        type=_checkpoint_minutes,
+        default=DEFAULT_INTERVAL_MINUTES,
+        metavar="M",
+        help="minutes of work between two resume checkpoints in the work directory (0: at "
+        "every evaluation; none: on SIGTERM only; a shorter run writes none; default: "
+        f"{DEFAULT_INTERVAL_MINUTES:g})",
+    )
     p.add_argument(
         "--encoder-name", help="the encoder's name in the results (default: its directory's)"
     )
@@ -177,6 +196,7 @@ def _cmd_finetune(args: argparse.Namespace) -> None:
         precision=args.precision,
         keep_model=not args.no_model,
         continual=args.continual,
+        checkpoint_minutes=args.checkpoint_minutes,
     )
     json.dump(res["summary"], sys.stdout, indent=2, sort_keys=True)
     sys.stdout.write("\n")

@@ -135,7 +135,7 @@ def run(
         log_every=1,
         progress=False,
         continual=continual,
-        **kw,
+        **{"checkpoint_minutes": 0, **kw},  # checkpoints at every evaluation (resume tests)
     )
 
 

@@ -28,6 +28,7 @@ from xlalign.evaluation.tasks.finetune import (
     LengthGroupedSampler,
     _per_device_batch,
     _prepare_work_dir,
+    _stamp_work_dir,
     finetune,
     last_checkpoint,
     longest_first,
@@ -96,6 +97,9 @@ def encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def run(
     encoder: Path, root: Path, *, seed: int = 1, params: TaskParams = PARAMS, **kw: Any
 ) -> dict[str, Any]:
+    """The toy run; resume checkpoints at every evaluation unless ``checkpoint_minutes``
+    says otherwise (the resume tests need them)."""
+    kw.setdefault("checkpoint_minutes", 0)
     return finetune(
         TaggingTask("pos"),
         encoder=encoder,
@@ -334,4 +338,7 @@ def test_work_dir_keeps_only_complete_checkpoints_of_the_same_run(tmp_path: Path
     assert sorted(p.name for p in ckpts.iterdir()) == ["checkpoint-10", "checkpoint-20"]
     _prepare_work_dir(tmp_path, "other", is_main=True)  # another run's checkpoints
     assert not ckpts.exists() and last_checkpoint(ckpts) is None
+    # the new run's fingerprint comes with its first checkpoint, not before
+    assert json.loads((tmp_path / FINGERPRINT).read_text()) == {"fingerprint": "abc"}
+    _stamp_work_dir(tmp_path, "other")
     assert json.loads((tmp_path / FINGERPRINT).read_text()) == {"fingerprint": "other"}

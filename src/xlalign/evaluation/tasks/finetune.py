@@ -86,6 +86,7 @@ Trainer runs data-parallel over the processes; rank 0 alone writes.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -99,13 +100,21 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import safetensors.torch
 import torch
-from transformers import AutoTokenizer, Trainer, TrainerCallback, TrainingArguments
+from transformers import (
+    AutoTokenizer,
+    PreTrainedModel,
+    Trainer,
+    TrainerCallback,
+    TrainingArguments,
+)
 from transformers import set_seed as hf_set_seed
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from transformers.utils import find_labels
 
 from xlalign.core import interrupt
+from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES, CheckpointClock
 from xlalign.core.device import (
     deterministic_algorithms,
     resolve_device,
@@ -134,8 +143,15 @@ EVAL_BATCH_SIZE = 64
 _TRAINER_STATE = "trainer_state.json"
 #: the logging state of one process in a checkpoint (see the module docstring)
 _LOG_STATE = "xlalign-log-state_{rank}.json"
-#: what the Trainer pickles into a checkpoint and never reads back
+#: the selection state in a checkpoint: the best dev evaluation so far (step, score) and,
+#: when the best weights are not the checkpoint's own, the file holding them
+_SELECTION = "xlalign-selection.json"
+_BEST_WEIGHTS = "xlalign-best.safetensors"
+#: what the Trainer once pickled into a checkpoint and never read back (not written now)
 _UNREAD = frozenset({"training_args.bin"})
+#: the layout of a checkpoint, in the fingerprint: a work dir of an older layout (whose
+#: selection state the Trainer kept on disk) is never resumed from
+_LAYOUT = 2
 #: what a training log entry keeps (the losses of continual learning when present)
 _TRAIN_KEYS = ("step", "epoch", "loss", "task_loss", "align_loss", "learning_rate", "grad_norm")
 #: what the Trainer adds to each evaluation's log besides the task's scores
@@ -273,8 +289,9 @@ def fingerprint(
     continual: Continual | None = None,
 ) -> str:
     """SHA-256 of everything a checkpoint must agree with to be resumed (a continual
-    run's spec and objective included; a plain run's digest is as it always was)."""
+    run's spec and objective included, and the checkpoints' layout)."""
     payload = {
+        "layout": _LAYOUT,
         "task": [type(task).__module__, type(task).__qualname__, sorted(vars(task).items())],
         "encoder": [str(encoder.resolve()), _encoder_digest(encoder)],
         "train": _records_digest(train),
@@ -306,7 +323,8 @@ def last_checkpoint(checkpoints: Path) -> Path | None:
 
 def _prepare_work_dir(work_dir: Path, digest: str, is_main: bool) -> None:
     """Keep ``work_dir``'s checkpoints only when they belong to this very run; drop
-    checkpoints a killed writer left half-written."""
+    checkpoints a killed writer left half-written. Writes nothing: the fingerprint goes
+    into ``work_dir`` with the first checkpoint (:func:`_stamp_work_dir`)."""
     ckpts = work_dir / CHECKPOINTS
     if not is_main:
         return
@@ -325,7 +343,19 @@ def _prepare_work_dir(work_dir: Path, digest: str, is_main: bool) -> None:
                 if p.is_dir() and not (p / _TRAINER_STATE).is_file():
                     log.warning("%s: incomplete checkpoint (killed while saving); removed", p)
                     shutil.rmtree(p)
-    write_json(stamp, {"fingerprint": digest})
+
+
+def _remove_if_empty(path: Path) -> None:
+    with contextlib.suppress(OSError):  # not there, or not empty
+        path.rmdir()
+
+
+def _stamp_work_dir(work_dir: Path, digest: str) -> None:
+    """The fingerprint of the run whose checkpoints ``work_dir`` holds (written before a
+    checkpoint is complete, so a complete checkpoint always has its stamp)."""
+    stamp = work_dir / FINGERPRINT
+    if not stamp.is_file() or read_json(stamp).get("fingerprint") != digest:
+        write_json(stamp, {"fingerprint": digest})
 
 
 def check_checkpoint(checkpoint: Path) -> None:
@@ -410,6 +440,119 @@ def _check_predictions(
             )
 
 
+# --------------------------------------------------------------------------- selection
+
+
+class BestWeights:
+    """Model selection in memory: the best dev evaluation so far (``step``, ``value``) and
+    a copy of the model's weights then, in CPU memory (a second copy on the GPU would halve
+    the room a large encoder has there).
+
+    The rule is the Trainer's ``load_best_model_at_end`` with ``greater_is_better``: an
+    evaluation replaces the best only when strictly greater (a tie keeps the earlier one;
+    NaN never wins). The copy is taken once per improvement into buffers allocated once;
+    tensors the model shares (tied embeddings) are copied once, and frozen parameters
+    (``requires_grad=False``: a feature-based run's encoder) not at all, since training
+    leaves them as they are.
+    """
+
+    def __init__(self) -> None:
+        self.step: int | None = None
+        self.value: float | None = None
+        self._tensors: dict[str, torch.Tensor] = {}  # first key of each tensor -> CPU copy
+        self._alias: dict[str, str] = {}  # each state-dict key -> that first key
+
+    def observe(self, step: int, value: float, model: torch.nn.Module) -> bool:
+        """An evaluation at ``step`` scored ``value``: keep ``model``'s weights when it is
+        the best so far; whether it was."""
+        best = float("-inf") if self.value is None else self.value
+        if not np.greater(value, best):
+            return False
+        self.step, self.value = int(step), float(value)
+        self.take(model)
+        return True
+
+    @staticmethod
+    def _state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+        """``model``'s state dict less its frozen parameters."""
+        frozen = {
+            name
+            for name, p in model.named_parameters(remove_duplicate=False)
+            if not p.requires_grad
+        }
+        return {k: v for k, v in model.state_dict().items() if k not in frozen}
+
+    @staticmethod
+    def _aliases(state: Mapping[str, torch.Tensor]) -> dict[str, str]:
+        first: dict[tuple, str] = {}
+        alias = {}
+        for key, t in state.items():
+            ident = (
+                t.device.type,
+                t.untyped_storage().data_ptr(),
+                t.storage_offset(),
+                tuple(t.shape),
+                tuple(t.stride()),
+                t.dtype,
+            )
+            alias[key] = first.setdefault(ident, key)
+        return alias
+
+    @torch.no_grad()
+    def take(self, model: torch.nn.Module) -> None:
+        """Copy ``model``'s weights (its state dict, less frozen parameters) into the CPU
+        buffers."""
+        state = self._state(model)
+        alias = self._aliases(state)
+        if alias != self._alias or any(
+            self._tensors[k].shape != state[k].shape or self._tensors[k].dtype != state[k].dtype
+            for k in set(alias.values())
+        ):
+            self._alias = alias
+            self._tensors = {
+                k: torch.empty(state[k].shape, dtype=state[k].dtype, device="cpu")
+                for k in dict.fromkeys(alias.values())
+            }
+        for k, buf in self._tensors.items():
+            buf.copy_(state[k])
+
+    def restore(self, model: torch.nn.Module) -> None:
+        """Put the kept weights back into ``model`` (on its device)."""
+        if not self._tensors:
+            raise RuntimeError("no weights were kept; nothing to restore")
+        state = {k: self._tensors[a] for k, a in self._alias.items()}
+        missing, unexpected = model.load_state_dict(state, strict=False)
+        if unexpected or set(missing) & set(self._state(model)):
+            raise RuntimeError(f"kept weights do not fit the model: {missing}, {unexpected}")
+
+    def save(self, path: Path) -> None:
+        """The kept weights as safetensors (full precision: a resumed run restores these
+        exact weights)."""
+        safetensors.torch.save_file(self._tensors, str(path))
+
+    def load(self, path: Path, model: torch.nn.Module, *, step: int, value: float) -> None:
+        """The weights :meth:`save` wrote, for ``model`` (an :class:`InputError` naming
+        ``path`` when they are not its weights)."""
+        try:
+            tensors = safetensors.torch.load_file(str(path))
+        except Exception as exc:  # a missing or damaged file
+            raise InputError(
+                f"{path}: the selected weights of this checkpoint cannot be read ({exc}); "
+                f"remove {path.parent} to start afresh"
+            ) from exc
+        state = self._state(model)
+        alias = self._aliases(state)
+        wanted = {k: (tuple(state[k].shape), state[k].dtype) for k in set(alias.values())}
+        got = {k: (tuple(t.shape), t.dtype) for k, t in tensors.items()}
+        if got != wanted:
+            raise InputError(
+                f"{path}: not this model's weights ({len(got)} tensors for {len(wanted)}, or "
+                f"other shapes); remove {path.parent} to start afresh"
+            )
+        self._alias, self._tensors = alias, tensors
+        self.step, self.value = int(step), float(value)
+
+
 # --------------------------------------------------------------------------- the loop
 
 
@@ -433,12 +576,15 @@ def finetune(
     progress: bool = True,
     callbacks: Sequence[Any] = (),
     continual: Continual | None = None,
+    checkpoint_minutes: float | None = DEFAULT_INTERVAL_MINUTES,
 ) -> dict[str, Any]:
     """Fine-tune ``encoder`` for ``task`` on ``train``, select on ``dev`` and evaluate on
     ``tests`` (language -> records); returns the results, also written to
     ``output_dir/results.json`` (by rank 0; see the module docstring for everything
     else). ``callbacks`` are extra Trainer callbacks (tests use one to kill a run);
-    ``continual`` keeps an alignment loss during training (003; the module docstring).
+    ``continual`` keeps an alignment loss during training (003; the module docstring);
+    ``checkpoint_minutes`` is the least work between two resume checkpoints
+    (``checkpoints.interval_minutes``: 0 at every evaluation, None on SIGTERM only).
 
     Results::
 
@@ -556,12 +702,13 @@ def finetune(
         logging_steps=log_every,
         eval_strategy="steps" if select_on_dev else "no",
         eval_steps=params.eval_every,
+        # a resume checkpoint may be written at each evaluation; _Checkpoints vetoes it
+        # unless the clock says it is due. The best model is kept in memory (BestWeights),
+        # not as a Trainer checkpoint: only the latest checkpoint is on disk.
         save_strategy="steps",
         save_steps=params.eval_every,
-        save_total_limit=2,  # the latest and the best (1 would drop the latest at the end)
-        load_best_model_at_end=select_on_dev,
-        metric_for_best_model=task.selection_metric if select_on_dev else None,
-        greater_is_better=True,
+        save_total_limit=1,
+        load_best_model_at_end=False,
         seed=seed,
         data_seed=seed,
         use_cpu=dev_torch.type != "cuda",
@@ -586,6 +733,8 @@ def finetune(
     trained: torch.nn.Module = model if continual is None else WithObjective(model, continual)
     task_labels = find_labels(type(model))
     means = LossMeans()
+    best = BestWeights()
+    clock = CheckpointClock.from_minutes(checkpoint_minutes)
 
     # Model selection: decode + score the dev split through the task.
     state_ref: dict[str, Any] = {}
@@ -654,9 +803,30 @@ def finetune(
 
         def _save_rng_state(self, output_dir: str) -> None:
             # inside each checkpoint, before its trainer_state.json (written last): the
-            # loss summed since the last log entry (see the module docstring)
+            # loss summed since the last log entry, the selection state, the fingerprint
+            # (see the module docstring)
             super()._save_rng_state(output_dir)
             _write_log_state(Path(output_dir), self, means)
+            if self.args.should_save:
+                _write_selection(Path(output_dir), best, self.state.global_step)
+                _stamp_work_dir(work_dir, digest)
+
+        def _save(self, output_dir: str | None = None, state_dict: Any = None) -> None:
+            # The Trainer's _save less the tokenizer (the encoder's, never read from a
+            # checkpoint; _save_task_model adds it to a kept model) and training_args.bin
+            # (a pickle nobody reads): the weights and the model's config.
+            if not self.args.should_save:
+                return
+            path = output_dir if output_dir is not None else self.args.output_dir
+            os.makedirs(path, exist_ok=True)
+            unwrapped = self.accelerator.unwrap_model(self.model, keep_torch_compile=False)
+            if isinstance(unwrapped, PreTrainedModel):
+                unwrapped.save_pretrained(path, state_dict=state_dict, is_main_process=True)
+            else:  # a continual run's task model and objective: the state dict alone
+                weights = state_dict if state_dict is not None else unwrapped.state_dict()
+                safetensors.torch.save_file(
+                    weights, os.path.join(path, "model.safetensors"), metadata={"format": "pt"}
+                )
 
         def _get_train_sampler(self, train_dataset: Any = None) -> Any:
             if extra.get("group_by_length"):
@@ -672,6 +842,7 @@ def finetune(
                 return torch.utils.data.SequentialSampler(eval_dataset)
             return None
 
+    had_work_dir = work_dir.exists()
     trainer = _Trainer(
         model=trained,
         args=args,
@@ -683,12 +854,23 @@ def finetune(
         callbacks=[_Timer(timers), *callbacks],
     )
     state_ref["trainer"] = trainer
+    if is_main:  # the Trainer makes its output dir up front; a checkpoint makes it again
+        _remove_if_empty(work_dir / CHECKPOINTS)
+        if not had_work_dir:
+            _remove_if_empty(work_dir)
     # Progress bar (tqdm, with ETA) on stderr, the job's log; the logged losses and dev
     # scores through logging rather than printed on stdout.
     trainer.remove_callback(ProgressCallback)
     trainer.remove_callback(PrinterCallback)
     trainer.add_callback(_LogMetrics())
-    preemption = _Preemption(trainer, means, resume)
+    preemption = _Checkpoints(
+        trainer,
+        means,
+        resume,
+        clock=clock,
+        best=best if select_on_dev else None,
+        metric=f"eval_{task.selection_metric}",
+    )
     trainer.add_callback(preemption)
     if progress:
         trainer.add_callback(_ProgressBar())
@@ -705,9 +887,11 @@ def finetune(
             raise interrupt.Preempted(signal.SIGTERM, f"another process, step {where}")
         state = trainer.state
         if select_on_dev:
-            if state.best_global_step is None:
+            if best.step is None or best.value is None:
                 raise RuntimeError("no dev evaluation took place; cannot select a checkpoint")
-            selected, value = int(state.best_global_step), float(state.best_metric)
+            selected, value = best.step, best.value
+            if selected != state.global_step:
+                best.restore(trainer.model)
         else:
             selected, value = int(state.global_step), None
         trainer.compute_metrics = None
@@ -817,14 +1001,17 @@ def finetune(
 
 
 def _save_task_model(trainer: Trainer, model: torch.nn.Module, path: Path) -> None:
-    """The task model alone into ``path``, as the Trainer saves a model (a continual run's
-    Trainer holds the objective too; it is left out)."""
+    """The task model alone into ``path`` (weights as safetensors, config, tokenizer: what
+    the analyses load as an encoder; a continual run's Trainer holds the objective too, it
+    is left out)."""
     trained = trainer.model
     trainer.model = model
     try:
         trainer.save_model(str(path))
     finally:
         trainer.model = trained
+    if trainer.processing_class is not None:
+        trainer.processing_class.save_pretrained(str(path))
 
 
 def _cap(records: Sequence[Any], n: int | None) -> list[Any]:
@@ -855,20 +1042,77 @@ def _write_log_state(checkpoint: Path, trainer: Any, means: LossMeans) -> None:
     write_json(checkpoint / _LOG_STATE.format(rank=trainer.args.process_index), state)
 
 
-class _Preemption(TrainerCallback):
-    """SIGTERM during training: save a checkpoint at the end of the step in progress and
-    stop (the caller raises :class:`~xlalign.core.interrupt.Preempted`); on resuming,
-    the logging state saved with the checkpoint is put back."""
+def _write_selection(checkpoint: Path, best: BestWeights, step: int) -> None:
+    """The selection state into ``checkpoint`` at ``step``: the best evaluation so far and,
+    when it was not at ``step`` (the checkpoint's own weights), the weights kept then."""
+    weights = None
+    if best.step is not None and best.step != step:
+        weights = _BEST_WEIGHTS
+        best.save(checkpoint / weights)
+    write_json(
+        checkpoint / _SELECTION, {"step": best.step, "value": best.value, "weights": weights}
+    )
 
-    def __init__(self, trainer: Any, means: LossMeans, resume: Path | None) -> None:
+
+def _read_selection(checkpoint: Path, best: BestWeights, model: torch.nn.Module) -> None:
+    """Put the selection state of ``checkpoint`` into ``best`` (``model`` holds the
+    checkpoint's weights already)."""
+    path = checkpoint / _SELECTION
+    try:
+        saved = read_json(path)
+        step, value, weights = saved["step"], saved["value"], saved["weights"]
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise InputError(
+            f"{path}: not a selection state ({exc}); remove {checkpoint} to start afresh"
+        ) from exc
+    if step is None:
+        return
+    if weights is None:  # the best evaluation was this checkpoint's own
+        if int(step) != _step_of(checkpoint):
+            raise InputError(
+                f"{path}: best step {step} without its weights; remove {checkpoint} to start afresh"
+            )
+        best.step, best.value = int(step), float(value)
+        best.take(model)
+    else:
+        best.load(checkpoint / str(weights), model, step=int(step), value=float(value))
+
+
+class _Checkpoints(TrainerCallback):
+    """When resume checkpoints are written, and model selection.
+
+    * A checkpoint the Trainer would write at an evaluation is vetoed unless ``clock`` is
+      due; SIGTERM during training saves one at the end of the step in progress and
+      stops (the caller raises :class:`~xlalign.core.interrupt.Preempted`). Under
+      torchrun the processes agree on both.
+    * Each dev evaluation is offered to ``best`` (selection in memory; None: no selection).
+    * On resuming, the logging and selection state saved with the checkpoint are put back.
+    """
+
+    def __init__(
+        self,
+        trainer: Any,
+        means: LossMeans,
+        resume: Path | None,
+        *,
+        clock: CheckpointClock,
+        best: BestWeights | None,
+        metric: str,
+    ) -> None:
         self.trainer = trainer
         self.means = means
         self.resume = resume
+        self.clock = clock
+        self.best = best
+        self.metric = metric
         self.stopped_at: int | None = None
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+        self.clock.mark()  # work done before training is redone by a resumed run anyway
         if self.resume is None:
             return
+        if self.best is not None:
+            _read_selection(self.resume, self.best, self.trainer.model)
         path = self.resume / _LOG_STATE.format(rank=args.process_index)
         if not path.is_file():  # a checkpoint right after a log entry has nothing pending
             return
@@ -888,15 +1132,27 @@ class _Preemption(TrainerCallback):
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> Any:
         stop = interrupt.requested() is not None
+        # the Trainer's DefaultFlowCallback (run before this one) asks for a checkpoint at
+        # each evaluation step and at the end: one only when the clock says so
+        due = bool(control.should_save) and self.clock.due()
         if args.world_size > 1 and torch.distributed.is_initialized():
-            flag = torch.tensor([int(stop)], device=args.device)
-            torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
-            stop = bool(flag.item())
+            flags = torch.tensor([int(stop), int(due)], device=args.device)
+            torch.distributed.all_reduce(flags, op=torch.distributed.ReduceOp.MAX)
+            stop, due = bool(flags[0].item()), bool(flags[1].item())
+        control.should_save = due
         if stop:
             self.stopped_at = int(state.global_step)
             control.should_save = True
             control.should_training_stop = True
         return control
+
+    def on_evaluate(self, args: Any, state: Any, control: Any, metrics: Any = None, **kw: Any):
+        if self.best is None or not metrics or self.metric not in metrics:
+            return
+        self.best.observe(state.global_step, float(metrics[self.metric]), self.trainer.model)
+
+    def on_save(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+        self.clock.mark()
 
 
 class _Timer(TrainerCallback):

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES
 from xlalign.core.errors import InputError
 from xlalign.core.io import PathLike, local_model_dir, read_json, write_json
 from xlalign.evaluation.tasks.base import TaskParams
@@ -106,6 +107,7 @@ def run_finetune(
     keep_model: bool = True,
     continual: Mapping[str, Any] | None = None,
     objective_builder: Callable[..., Any] | None = None,
+    checkpoint_minutes: float | None = DEFAULT_INTERVAL_MINUTES,
 ) -> dict[str, Any]:
     """Fine-tune ``encoder`` on ``task`` and evaluate it; returns the results written to
     ``stats_path``. ``tests`` maps each evaluated language to its test file; the training
@@ -116,7 +118,9 @@ def run_finetune(
     ``continual`` (config ``zeroshot.continual.<name>`` with its ``name`` and data
     ``files``) keeps that alignment loss during fine-tuning (003; built by
     :func:`~.continual.continual_from_spec` with ``objective_builder``, by default
-    :func:`xlalign.pretrain.objectives.build_objective`; tests pass their own)."""
+    :func:`xlalign.pretrain.objectives.build_objective`; tests pass their own).
+    ``checkpoint_minutes``: the least work between two resume checkpoints
+    (``checkpoints.interval_minutes``; :mod:`.finetune`)."""
     from xlalign.evaluation.tasks.continual import continual_from_spec
     from xlalign.evaluation.tasks.families import make_task
     from xlalign.evaluation.tasks.finetune import finetune
@@ -125,7 +129,8 @@ def run_finetune(
     p = task_params(task, params)
     impl = make_task(task)
     kind = impl.record_type
-    train_recs = _cap(read_records(train, kind), p.max_train_examples)
+    # the first max_train_examples, or the sample the task's params name
+    train_recs = impl.training_sample(read_records(train, kind), p)
     if dev is not None and not Path(dev).is_file() and p.selection == "final":
         log.info("%s: no English dev split; the final checkpoint is kept", dev)
         dev = None
@@ -164,8 +169,11 @@ def run_finetune(
         # as the dev evaluations
         log_every=max(1, min(50, p.eval_every)),
         continual=cl,
+        checkpoint_minutes=checkpoint_minutes,
     )
     scores: dict[str, Any] = result["scores"]
+    # what the task did beyond the params (a weighted loss, a drawn sample)
+    recipe = impl.recipe()
     english_key = info.train_language if info.train_language in tests else "en/dev"
     if english_key == "en/dev" and "en/dev" not in scores:
         # the loop names the English dev scores after the split
@@ -186,10 +194,11 @@ def run_finetune(
         "task": task,
         "title": info.title,
         "family": info.family,
-        "protocol": info.protocol_note,
+        "protocol": "; ".join([info.protocol_note, *recipe.get("deviations", [])]),
         "encoder": encoder_name,
         "seed": int(seed),
         "params": asdict(p),
+        "recipe": recipe,
         "scores": scores,
         "summary": summarise_scores(info, scores, english_key=english_key),
         "silver": silver,
@@ -216,6 +225,7 @@ def finetune_argv(
     keep_model: bool = True,
     encoder_name: str | None = None,
     continual: Mapping[str, Any] | None = None,
+    checkpoint_minutes: float | None = DEFAULT_INTERVAL_MINUTES,
 ) -> list[str]:
     """``xlalign finetune`` arguments for the same run (what torchrun starts per GPU)."""
     argv = [
@@ -223,6 +233,7 @@ def finetune_argv(
         "--dev", str(dev) if dev is not None else "",
         "--seed", str(seed), "-o", str(output_dir), "--stats", str(stats_path),
         "--work-dir", str(work_dir), "--precision", precision,
+        "--checkpoint-minutes", "none" if checkpoint_minutes is None else repr(checkpoint_minutes),
     ]  # fmt: skip
     if tests:
         argv += ["--test", *(f"{lang}={f}" for lang, f in tests.items())]
