@@ -10,16 +10,19 @@ English training and dev records and each test language's records, and:
    ``warmup_steps`` (or ``extra["warmup_ratio"]``), gradient clipping at
    ``max_grad_norm``, ``epochs`` epochs of batches of ``batch_size`` examples in all
    (per device x devices x ``gradient_accumulation``), XTREME's values by default;
-3. selects a checkpoint: ``selection="dev"`` evaluates the English dev split (decode +
-   score through the task) every ``eval_every`` optimiser steps and at the end and keeps
-   the best by :attr:`Task.selection_metric`, as XTREME's scripts do; ``"final"`` keeps
-   the last one (QA);
+3. selects a model: ``selection="dev"`` evaluates the English dev split (decode + score
+   through the task) every ``eval_every`` optimiser steps and at the end and keeps the
+   best by :attr:`Task.selection_metric` (the first of equal scores), as XTREME's scripts
+   do; ``"final"`` keeps the last one (QA). The best weights are kept in memory
+   (:class:`BestWeights`: a CPU copy taken when the score improves, put back after
+   training), not as a checkpoint on disk;
 4. with the selected model, decodes and scores the dev split and every test language and
    writes into ``output_dir``: ``predictions/<lang>.jsonl`` (one JSON object per example,
    as :meth:`Task.decode` returns them: one per example, in example order, each with the
    example's ``id``, its ``prediction`` and ``gold`` and whatever else the task adds; the
-   dev split as ``predictions/<lang>.dev.jsonl``), ``model/`` (the selected weights and the
-   tokenizer, unless ``keep_model=False``) and ``results.json`` (the dict returned; its
+   dev split as ``predictions/<lang>.dev.jsonl``), ``model/`` (the selected weights as
+   safetensors, the model's config and the tokenizer: what the analyses load as an
+   encoder; unless ``keep_model=False``) and ``results.json`` (the dict returned; its
    layout is :func:`finetune`'s docstring).
 
 The caps ``max_train_examples``, ``max_dev_examples`` and ``max_test_examples`` keep the
@@ -47,24 +50,35 @@ order comes from generators seeded by ``seed`` and the epoch; training runs unde
 ``torch.use_deterministic_algorithms(True, warn_only=True)``. On the CPU the same
 records, encoder, parameters and seed give the same scores.
 
-Resuming: checkpoints (weights, optimiser, scheduler, RNG states, Trainer state) go to
-``work_dir/checkpoints`` every ``eval_every`` steps (the best one and the latest are
-kept); a rerun resumes from the latest complete one automatically when
-``work_dir/fingerprint.json`` matches (same task, encoder files, data, parameters, seed,
-labels, devices and precision) and starts afresh otherwise. On success ``work_dir`` is
-removed. The Trainer reads every tensor file of a checkpoint with
-``torch.load(weights_only=True)`` and the weights from safetensors; the checkpoint is
-checked the same way before the Trainer sees it, so a planted file that would run code is
-refused with an :class:`InputError` naming it (``training_args.bin``, a pickle of the
-arguments, is written by the Trainer and never read). Each checkpoint also holds, per
-process, the training loss summed since the last log entry
+Resuming: a resume checkpoint (weights, optimiser, scheduler, RNG states, Trainer state)
+costs seconds and, for an encoder, gigabytes; it is worth writing only for the work it
+saves. So one goes to ``work_dir/checkpoints`` at a dev evaluation (every ``eval_every``
+steps, and at the end) only once ``checkpoint_minutes`` of training have passed since
+training started or since the last one (:class:`~xlalign.core.cadence.CheckpointClock`,
+``checkpoints.interval_minutes``; 0: at every evaluation, None: never), and on SIGTERM
+(below). A run shorter than the interval writes nothing there at all (a kill then costs
+that run); only the latest checkpoint is kept. Besides the Trainer's files, a checkpoint
+holds the selection state (``xlalign-selection.json``: the best step and score so far)
+and, when the best weights are not the checkpoint's own, those weights
+(``xlalign-best.safetensors``, full precision), so that a resumed run selects, and
+predicts with, exactly the model an uninterrupted run does. Left out: the tokenizer (the
+encoder's, loaded from there) and the Trainer's ``training_args.bin`` (a pickle nobody
+reads). A rerun resumes from the latest complete checkpoint automatically when
+``work_dir/fingerprint.json`` (written with the first checkpoint) matches (same task,
+encoder files, data, parameters, seed, labels, devices, precision and checkpoint layout)
+and starts afresh otherwise. On success ``work_dir`` is removed. The Trainer reads every
+tensor file of a checkpoint with ``torch.load(weights_only=True)`` and the weights from
+safetensors; the checkpoint is checked the same way before the Trainer sees it, so a
+planted file that would run code is refused with an :class:`InputError` naming it. Each
+checkpoint also holds, per process, the training loss summed since the last log entry
 (``xlalign-log-state_<rank>.json``), so a run resumed from a checkpoint between two log
 entries logs the losses an uninterrupted run logs.
 
 SIGTERM (Slurm pre-emption, :mod:`xlalign.core.interrupt`): training is a checkpointable
-stretch; at the end of the optimiser step in progress the Trainer saves a checkpoint and
-stops, and :class:`~xlalign.core.interrupt.Preempted` is raised (the job exits 143); the
-re-run resumes from that step. Under torchrun the processes agree on the step.
+stretch; at the end of the optimiser step in progress the Trainer saves a checkpoint
+(whatever the interval) and stops, and :class:`~xlalign.core.interrupt.Preempted` is
+raised (the job exits 143); the re-run resumes from that step. Under torchrun the
+processes agree on the step, and on whether a checkpoint is due.
 
 Continual learning (003 section 3, eq. 2): with ``continual=`` (:class:`~.continual.
 Continual`) every training micro-step adds ``alpha`` times an alignment objective's loss on
