@@ -156,3 +156,24 @@ def test_torchrun_argv_reproduces_the_run(tmp_path: Path) -> None:
     from xlalign.cli.zeroshot import _overrides
 
     assert _overrides(args.set) == {"epochs": 2, "extra": {"group_by_length": True}}
+
+
+@pytest.mark.parametrize("minutes", [0.0, 2.5, None, 10.0])
+def test_torchrun_argv_carries_the_checkpoint_interval(tmp_path: Path, minutes) -> None:
+    """``--checkpoint-minutes`` (``checkpoints.interval_minutes``) reaches the workers:
+    minutes, or ``none`` (on SIGTERM only); left out, the default."""
+    from xlalign.cli import build_parser
+    from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES
+    from xlalign.evaluation.tasks.run import finetune_argv
+
+    common = dict(
+        encoder=tmp_path / "enc", train="t.jsonl", dev="d.jsonl", tests={}, seed=1,
+        output_dir=tmp_path / "out", stats_path=tmp_path / "o.json", work_dir=tmp_path / "w",
+    )  # fmt: skip
+    argv = finetune_argv("udpos", **common, checkpoint_minutes=minutes)
+    assert build_parser().parse_args(argv).checkpoint_minutes == minutes
+    i = argv.index("--checkpoint-minutes")
+    plain = argv[:i] + argv[i + 2 :]
+    assert build_parser().parse_args(plain).checkpoint_minutes == DEFAULT_INTERVAL_MINUTES
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([*plain, "--checkpoint-minutes", "-1"])
