@@ -51,7 +51,9 @@ the part of each job that was sampled (``sampled s``: the time of its last sampl
 schedule above; a job shorter than 0.5 s has none and is left out), an estimate of the
 true CPU/wall when a job's use is even over its life. ``CPU %`` is as the issue defines
 it (CPU s over wall s); compare profiles of runs whose jobs are of similar lengths, or
-use ``CPU % sampled``.
+use ``CPU % sampled``. Both count the job's own processes only: on a machine shared with
+other work (a load above its cores) they fall with the contention, whatever the job's own
+efficiency, as do the wall times; profile runs made on an otherwise idle machine.
 
 The critical path is the longest chain of jobs through the DAG of this run, by wall time:
 job B depends on job A when one of B's inputs is one of A's outputs, or lies inside an
