@@ -26,6 +26,7 @@ from xlalign.static.aggregation import (
     TEACHER_SUMS,
     aggregate_vectors,
     sampled_by_line,
+    teacher_pass_seeds,
     vectors_from_teacher,
 )
 from xlalign.static.teacher import TeacherCache, build_teacher_cache
@@ -228,3 +229,23 @@ def test_shards_built_without_the_samples_are_encoded_again(
     own = aggregate_vectors(world["txt"], vocab, world["enc"], max_contexts=2, seed=3, **AGG)
     assert got is not None
     np.testing.assert_allclose(got, own, rtol=1e-5, atol=1e-6)
+
+
+def _cfg(corpus_seed: object, enabled: bool, init: str) -> dict[str, object]:
+    return {
+        "seeds": [3, 1, 2],
+        "corpus": {"seed": corpus_seed},
+        "extract": {"aggregation": {"enabled": enabled, "max_contexts": 3}, "init": init},
+    }
+
+
+def test_the_teacher_pass_collects_the_seeds_of_its_corpus_only_when_asked() -> None:
+    # one shared corpus: every training seed's sample is taken in its one pass
+    assert teacher_pass_seeds(_cfg(0, True, "uniform"), 0) == [1, 2, 3]
+    # a corpus per seed: each pass takes its own seed
+    assert teacher_pass_seeds(_cfg("run", True, "uniform"), 2) == [2]
+    assert teacher_pass_seeds(_cfg("run", True, "uniform"), 7) == []
+    # init: aggregation needs them even with the baseline off
+    assert teacher_pass_seeds(_cfg(0, False, "aggregation"), 0) == [1, 2, 3]
+    # neither: the pass collects nothing (and writes nothing extra)
+    assert teacher_pass_seeds(_cfg(0, False, "uniform"), 0) == []

@@ -3,8 +3,8 @@ in the same encoder pass the aggregation baseline's sums of the seeds that use t
 
 from pathlib import Path
 
-from xlalign.config.validate import sample_seed_for
 from xlalign.corpus.vocab import read_vocab
+from xlalign.static.aggregation import teacher_pass_seeds
 from xlalign.static.teacher import build_teacher_cache
 from xlalign.workflow.jobscript import job_logging
 
@@ -13,11 +13,7 @@ with job_logging(snakemake):
     # Read from the config, not params: the sums are a fingerprinted by-product that the
     # aggregate job checks (and computes itself when missing), so a change of seeds or of
     # max_contexts must not re-run this job and every X2S-M job after it.
-    wanted = cfg["extract"]["aggregation"]["enabled"] or cfg["extract"]["init"] == "aggregation"
-    sseed = int(snakemake.wildcards.sseed)
-    seeds = (
-        [int(s) for s in cfg["seeds"] if sample_seed_for(cfg, int(s)) == sseed] if wanted else []
-    )
+    seeds = teacher_pass_seeds(cfg, int(snakemake.wildcards.sseed))
     build_teacher_cache(
         snakemake.input.txt,
         read_vocab(snakemake.input.vocab),
