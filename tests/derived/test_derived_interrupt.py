@@ -54,6 +54,7 @@ def pretrain(data: Path, root: Path) -> dict[str, Any]:
         "mlm", spec="trans+inv", data_dir=data, output_dir=root / "model",
         stats_path=root / "model.json", work_dir=root / "model.work", vocab_size=200,
         arch=ARCH, section=SECTION, seed=1, device="cpu", progress=False,
+        checkpoint_minutes=0,  # a resume checkpoint at every evaluation
     )  # fmt: skip
 
 

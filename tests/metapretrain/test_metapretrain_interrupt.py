@@ -59,6 +59,7 @@ def mono(texts: dict[str, str], root: Path) -> dict[str, Any]:
         text=texts["en"], output_dir=root / "mono", stats_path=root / "mono.json",
         work_dir=root / "mono.work", vocab_size=120, arch=ARCH, section=SECTION,
         steps=STEPS, seed=1, device="cpu", progress=False,
+        checkpoint_minutes=0,  # a resume checkpoint at every evaluation
     )  # fmt: skip
 
 
@@ -69,7 +70,7 @@ def cross(texts: dict[str, str], root: Path, mono_dir: str) -> dict[str, Any]:
         "both", mono_dir=mono_dir, texts=texts, dictionaries=None,
         output_dir=root / "cross", stats_path=root / "cross.json", work_dir=root / "cross.work",
         vocab_size=150, section=SECTION, steps=STEPS, language_alpha=0.7, seed=2,
-        device="cpu", progress=False,
+        device="cpu", progress=False, checkpoint_minutes=0,
     )  # fmt: skip
 
 

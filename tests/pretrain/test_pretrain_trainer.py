@@ -59,7 +59,10 @@ def train_row(
     settings: dict[str, Any] | None = None,
     **kw: Any,
 ) -> dict[str, Any]:
+    """``row`` trained on the tiny world into ``tmp/<row>``; resume checkpoints at every
+    evaluation unless ``checkpoint_minutes`` says otherwise (the kill-and-resume tests)."""
     out = tmp / row
+    kw.setdefault("checkpoint_minutes", 0)
     return run_pretrain(
         row,
         encoder=world["encoder"],

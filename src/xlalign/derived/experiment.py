@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES
 from xlalign.core.errors import InputError
 from xlalign.core.io import PathLike, local_model_dir, read_json, write_json
 from xlalign.derived.naming import split_run
@@ -148,12 +149,14 @@ def run_derived_pretrain(
     progress: bool = True,
     gpus: int = 0,
     log_path: PathLike | None = None,
+    checkpoint_minutes: float | None = DEFAULT_INTERVAL_MINUTES,
 ) -> dict[str, Any]:
     """Pre-train a from-scratch model on English + the derived language of ``spec`` with
     run ``run`` (a pre-training row, or a row with its parallel or dictionary share:
     :func:`split_run`); writes the checkpoint to ``output_dir`` and the record to
     ``stats_path`` (with ``shares``: the parallel sentences relative to the MLM sentences,
-    0 for a row without TLM, and the dictionary's share of the word types)."""
+    0 for a row without TLM, and the dictionary's share of the word types). Resume
+    checkpoints every ``checkpoint_minutes`` (``checkpoints.interval_minutes``)."""
     from xlalign.derived.transforms import parse_spec
     from xlalign.derived.vocab import transliterated_vocabulary
     from xlalign.encoders.scratch import ScratchArch, init_encoder, train_tokenizer
@@ -188,6 +191,7 @@ def run_derived_pretrain(
         progress=progress,
         gpus=gpus,
         log_path=log_path,
+        checkpoint_minutes=checkpoint_minutes,
     )
     reads = needs({"pretrain": {}}, row)
     text_stats = read_json(Path(data_dir) / "text" / "stats.json")

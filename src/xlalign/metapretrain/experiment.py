@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES
 from xlalign.core.errors import ConfigError
 from xlalign.core.io import PathLike, read_json, write_json
 
@@ -52,8 +53,10 @@ def run_meta_mono(
     progress: bool = True,
     gpus: int = 0,
     log_path: PathLike | None = None,
+    checkpoint_minutes: float | None = DEFAULT_INTERVAL_MINUTES,
 ) -> dict[str, Any]:
-    """Meta-pretraining: a from-scratch English BERT trained with MLM on ``text``."""
+    """Meta-pretraining: a from-scratch English BERT trained with MLM on ``text`` (resume
+    checkpoints every ``checkpoint_minutes``: ``checkpoints.interval_minutes``)."""
     from xlalign.encoders.scratch import ScratchArch, init_encoder, train_tokenizer
     from xlalign.pretrain.scratch import pretrain_scratch
     from xlalign.pretrain.text import read_paragraphs
@@ -76,6 +79,7 @@ def run_meta_mono(
         progress=progress,
         gpus=gpus,
         log_path=log_path,
+        checkpoint_minutes=checkpoint_minutes,
     )
     record.update(phase="meta-pretraining", vocabulary=len(tokenizer), arch=dict(arch))
     write_json(stats_path, record)
@@ -103,6 +107,7 @@ def run_meta_cross(
     progress: bool = True,
     gpus: int = 0,
     log_path: PathLike | None = None,
+    checkpoint_minutes: float | None = DEFAULT_INTERVAL_MINUTES,
 ) -> dict[str, Any]:
     """Cross-lingual pre-training of one Table 5 variant, initialised from ``mono_dir``."""
     from xlalign.encoders.scratch import train_tokenizer
@@ -144,6 +149,7 @@ def run_meta_cross(
         progress=progress,
         gpus=gpus,
         log_path=log_path,
+        checkpoint_minutes=checkpoint_minutes,
     )
     record.update(
         phase="cross-lingual pre-training",

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, local_model_dir, read_json, write_json
 
@@ -74,13 +75,15 @@ def run_pretrain(
     precision: str = "auto",
     progress: bool = True,
     on_step: Any = None,
+    checkpoint_minutes: float | None = DEFAULT_INTERVAL_MINUTES,
 ) -> dict[str, Any]:
     """Train ``row`` (objective -> settings with ``weight`` and ``batch_size``, as
     :func:`xlalign.pretrain.recipes.row_objectives` resolves them) from ``encoder`` with
     pre-training seed ``seed``; ``files`` as :func:`xlalign.pretrain.objectives.build_objective`
     reads them plus ``text`` (language -> paragraphs file). Returns the record also
     written to ``stats_path``. ``on_step(step)`` runs after each step (tests kill the run
-    there)."""
+    there); ``checkpoint_minutes`` is ``checkpoints.interval_minutes`` (resume checkpoints
+    in ``work_dir``: :func:`xlalign.pretrain.trainer.train`)."""
     import numpy as np
     import torch
     from transformers import AutoTokenizer
@@ -183,6 +186,7 @@ def run_pretrain(
             precision=prec,
             progress=progress,
             on_step=on_step,
+            checkpoint_minutes=checkpoint_minutes,
         )
         head.warmup_steps = warm_steps
         head.warmup_learning_rate = pp.head_warmup_learning_rate if warm_steps else None

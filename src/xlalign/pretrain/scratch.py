@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES
 from xlalign.core.errors import ConfigError
 from xlalign.core.io import PathLike
 
@@ -70,11 +71,13 @@ def pretrain_scratch(
     progress: bool = True,
     gpus: int = 0,
     log_path: PathLike | None = None,
+    checkpoint_minutes: float | None = DEFAULT_INTERVAL_MINUTES,
 ) -> dict[str, Any]:
     """:func:`xlalign.pretrain.run.run_pretrain` of the freshly initialised ``encoder`` with
     row ``row`` (``objectives``: its resolved objectives, default :func:`row_settings`) and
-    the trainer settings of ``section``; English is the hub, the checkpoints and resume
-    state go to ``<work_dir>/train``. With ``gpus`` > 1 (and that many visible), one
+    the trainer settings of ``section``; English is the hub, the resume checkpoints
+    (every ``checkpoint_minutes``, ``checkpoints.interval_minutes``) go to
+    ``<work_dir>/train``. With ``gpus`` > 1 (and that many visible), one
     process per GPU under torchrun (:func:`xlalign.pretrain.run.run_pretrain_job`, its
     output to ``log_path``). Returns the record written to ``stats_path``."""
     from xlalign.pretrain.run import run_pretrain_job
@@ -95,4 +98,5 @@ def pretrain_scratch(
         validation_paragraphs=int(section.get("validation_paragraphs", 50)),
         device=device,
         progress=progress,
+        checkpoint_minutes=checkpoint_minutes,
     )

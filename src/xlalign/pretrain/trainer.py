@@ -15,16 +15,24 @@ from our static embeddings, computing both a language modelling and an alignment
   no warm-up, clip 1.0).
 * **Selection**: the validation MLM loss (held-out paragraphs masked once with a fixed
   seed, the token-weighted mean over all their predicted tokens) every ``eval_every``
-  steps and at the end; the checkpoint with the lowest one is the output (000 Appendix C).
-  A run without an MLM-type objective keeps its final step (and skips the head warm-up).
+  steps and at the end; the checkpoint with the lowest one is the output (000 Appendix C;
+  the earliest of equal losses). The best weights so far are kept in memory, a CPU copy
+  of the model's state dict taken when the loss improves (no second copy on the
+  accelerator, nothing on disk), and put back in the model at the end. A run without an
+  MLM-type objective keeps its final step (and skips the head warm-up).
 * **Resuming**: ``work_dir/checkpoint.pt`` (weights, objectives' parameters, optimiser,
-  schedule, gradient scaler, RNG states, history, best step, the run's fingerprint) is
-  rewritten atomically every ``eval_every`` steps; ``work_dir/best.pt`` holds the best
-  weights. Both are read with ``torch.load(weights_only=True)`` (tensors and plain Python
-  values only: a planted file that would run code is refused with an :class:`InputError`
-  naming it). A rerun with the same fingerprint resumes and ends with the same weights as
-  an uninterrupted run; a different fingerprint starts afresh. ``work_dir`` is removed on
-  success.
+  schedule, gradient scaler, RNG states, history, best step and loss, the run's
+  fingerprint, and the best weights so far when they are not the current ones) is what a
+  resume needs and costs hundreds of MB to GB, so it is written atomically only at an
+  evaluation once ``checkpoints.interval_minutes`` of work have passed since the start or
+  the last one (:class:`~xlalign.core.cadence.CheckpointClock`; 0: at every evaluation,
+  None: never), and on SIGTERM (below). A run shorter than the interval writes none: a
+  kill costs it at most the interval's work, never more. It is read with
+  ``torch.load(weights_only=True)`` (tensors and plain Python values only: a planted file
+  that would run code is refused with an :class:`InputError` naming it). A rerun with
+  the same fingerprint resumes and ends with the same weights and record as an
+  uninterrupted run; a different fingerprint starts afresh. ``work_dir`` is removed on
+  success. (``best.pt`` beside it is only read, from checkpoints of earlier versions.)
 * **SIGTERM** (Slurm pre-emption, :mod:`xlalign.core.interrupt`): the training loop is a
   checkpointable stretch; after the step in progress, the checkpoint of that step is
   written and :class:`~xlalign.core.interrupt.Preempted` raised (the job exits 143), so a
@@ -56,6 +64,7 @@ import numpy as np
 import torch
 
 from xlalign.core import interrupt
+from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES, CheckpointClock
 from xlalign.core.device import deterministic_algorithms, resolve_device
 from xlalign.core.device import resolve_precision as _resolve_precision
 from xlalign.core.errors import ConfigError, InputError
@@ -65,14 +74,17 @@ from xlalign.pretrain.base import Objective
 log = logging.getLogger(__name__)
 
 CHECKPOINT = "checkpoint.pt"
+#: the best weights of checkpoints written by earlier versions (read on resume, never written)
 BEST = "best.pt"
 FINGERPRINT = "fingerprint.json"
 METADATA = "xlalign-pretrain.json"
-#: what :func:`train` writes into ``checkpoint.pt``
+#: what :func:`train` writes into every ``checkpoint.pt``; ``best_weights`` (the selected
+#: model's state dict) only when the best step so far is not the checkpoint's own step
 _STATE_KEYS = (
     "fingerprint", "joint", "optimizer", "scheduler", "scaler", "rng", "step", "history",
     "best", "warmup", "pending",
 )  # fmt: skip
+BEST_WEIGHTS = "best_weights"
 
 
 @dataclasses.dataclass
@@ -215,6 +227,29 @@ def load_checkpoint(path: Path, device: torch.device | str = "cpu") -> Any:
         ) from exc
 
 
+def cpu_copy(
+    state: Mapping[str, torch.Tensor], into: dict[str, torch.Tensor] | None = None
+) -> dict[str, torch.Tensor]:
+    """A CPU copy of a state dict: the best weights kept for model selection. Tensors that
+    share memory (tied input and output embeddings) stay one tensor in the copy. With
+    ``into`` (an earlier copy of the same model) its tensors are overwritten in place, so
+    an improvement does not hold two copies at once."""
+    if into is not None and into.keys() == state.keys():
+        with torch.no_grad():
+            for k, v in state.items():
+                into[k].copy_(v.detach())
+        return into
+    out: dict[str, torch.Tensor] = {}
+    shared: dict[tuple[Any, ...], torch.Tensor] = {}
+    for k, v in state.items():
+        key = (v.data_ptr(), v.dtype, tuple(v.shape), v.stride(), str(v.device))
+        if v.numel() and key in shared:
+            out[k] = shared[key]
+            continue
+        out[k] = shared[key] = v.detach().to("cpu", copy=True)
+    return out
+
+
 def _stop_requested(world: int, device: torch.device) -> bool:
     """Whether a SIGTERM asks this run to stop after this step (every rank agrees: one
     that got the signal stops them all)."""
@@ -254,14 +289,18 @@ def train(
     precision: str = "fp32",
     progress: bool = True,
     on_step: Callable[[int], None] | None = None,
+    checkpoint_minutes: float | None = DEFAULT_INTERVAL_MINUTES,
 ) -> dict[str, Any]:
     """Train ``model`` (already on ``device``) with ``terms`` for ``params.steps`` steps;
     leave the selected weights in ``model`` and return the run's record (history, curves,
-    selection, speed). ``on_step(step)`` runs after each completed step (tests kill a run
-    there). See the module docstring."""
+    selection, speed). ``on_step(step)`` runs after each completed step, after any
+    checkpoint of that step (tests kill a run there). ``checkpoint_minutes``: the minutes
+    of work between two resume checkpoints (``checkpoints.interval_minutes``; 0: at every
+    evaluation, None: on SIGTERM only). See the module docstring."""
     from transformers import get_linear_schedule_with_warmup
 
     params.check()
+    clock = CheckpointClock.from_minutes(checkpoint_minutes)
     work_dir = Path(work_dir)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
@@ -322,7 +361,11 @@ def train(
     pending: dict[str, Any] = {"sums": {}, "n": 0}
     warm = {"first": None, "last": None}
     resumed_from = None
-    state = load_checkpoint(ckpt_path, device) if ckpt_path.is_file() else None
+    # the best weights so far (a CPU copy), None while they are the current ones or none
+    best_state: dict[str, torch.Tensor] | None = None
+    # read onto the CPU: load_state_dict copies the weights and the optimiser's moments to
+    # their parameters' device, and the RNG states are CPU tensors
+    state = load_checkpoint(ckpt_path) if ckpt_path.is_file() else None
     if state is not None and not isinstance(state, dict):
         raise InputError(f"{ckpt_path}: not a pre-training checkpoint (remove it to start afresh)")
     if state is not None and state.get("fingerprint") != digest:
@@ -347,6 +390,19 @@ def train(
         _set_rng_state(state["rng"], device)
         start, history, best, warm = state["step"], state["history"], state["best"], state["warmup"]
         pending = state["pending"]
+        if best["step"] is not None and best["step"] != start:
+            if BEST_WEIGHTS in state:
+                best_state = state[BEST_WEIGHTS]
+            elif best_path.is_file():  # a checkpoint of an earlier version
+                best_state = cpu_copy(load_checkpoint(best_path))
+            else:
+                raise InputError(
+                    f"{ckpt_path}: the best weights (step {best['step']}) are missing; "
+                    "remove it to start afresh"
+                )
+        elif best["step"] is not None:  # the best is the resumed step's own weights
+            best_state = cpu_copy(model.state_dict())
+        del state
         resumed_from = start
         log.info("resuming from %s at step %d", ckpt_path, start)
     elif params.head_warmup_steps and warmup_batches is not None and has_mlm:
@@ -377,28 +433,37 @@ def train(
     else:
         joint.train()
 
+    saved_at = start  # the step of the last checkpoint on disk (or resumed from)
+
     def save_checkpoint(step: int) -> None:
+        nonlocal saved_at
+        saved_at = step
+        clock.mark()
         if not is_main:
             return
+        payload = {
+            "fingerprint": digest,
+            "joint": joint.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "scaler": scaler.state_dict(),
+            "rng": _rng_state(device),
+            "step": step,
+            "history": history,
+            "best": best,
+            "warmup": warm,
+            "pending": {"sums": sums, "n": n_logged},
+        }
+        if best["step"] is not None and best["step"] != step:
+            if best_state is None:  # cannot happen: kept whenever the best is not current
+                raise RuntimeError(f"step {step}: the best weights (step {best['step']}) lost")
+            payload[BEST_WEIGHTS] = best_state
         with atomic_path(ckpt_path) as tmp:
-            torch.save(
-                {
-                    "fingerprint": digest,
-                    "joint": joint.state_dict(),
-                    "optimizer": optimizer.state_dict(),
-                    "scheduler": scheduler.state_dict(),
-                    "scaler": scaler.state_dict(),
-                    "rng": _rng_state(device),
-                    "step": step,
-                    "history": history,
-                    "best": best,
-                    "warmup": warm,
-                    "pending": {"sums": sums, "n": n_logged},
-                },
-                tmp,
-            )
+            torch.save(payload, tmp)
+        log.info("step %d: resume checkpoint %s", step, ckpt_path)
 
     def evaluate(step: int) -> None:
+        nonlocal best_state
         if not select_on_mlm:
             return
         loss = validation_loss(model, validation, device, autocast)
@@ -408,9 +473,9 @@ def train(
         # continued model, as the paper's checkpoints every few hundred steps are
         if step > 0 and loss < best["loss"]:
             best.update(step=step, loss=loss)
-            if is_main:
-                with atomic_path(best_path) as tmp:
-                    torch.save(model.state_dict(), tmp)
+            # the last step's weights are the model's own: no copy
+            if step < params.steps:
+                best_state = cpu_copy(model.state_dict(), into=best_state)
 
     tokens = 0
     t0 = time.perf_counter()
@@ -482,12 +547,13 @@ def train(
                     )
             if done % params.eval_every == 0 or done == params.steps:
                 evaluate(done)
-                if done < params.steps:  # the last step's state is the output itself
+                # the last step's state is the output itself
+                if done < params.steps and clock.due():
                     save_checkpoint(done)
             if on_step is not None:
                 on_step(done)
             if done < params.steps and _stop_requested(world, device):
-                if done % params.eval_every:
+                if saved_at != done:
                     save_checkpoint(done)
                 log.warning("stopping at step %d (SIGTERM): checkpoint %s", done, ckpt_path)
                 if world > 1:
@@ -496,7 +562,8 @@ def train(
                 raise interrupt.Preempted(signal.SIGTERM, f"another rank, step {done}")
     seconds = time.perf_counter() - t0
     if select_on_mlm and best["step"] is not None and best["step"] != params.steps:
-        model.load_state_dict(load_checkpoint(best_path, device))
+        assert best_state is not None  # kept whenever the best is not the current step
+        model.load_state_dict(best_state)
     selected = best["step"] if select_on_mlm else params.steps
     return {
         "steps": params.steps,
