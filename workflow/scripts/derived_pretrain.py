@@ -20,4 +20,5 @@ with job_logging(snakemake):
         device=par.device,
         gpus=int(snakemake.resources.get("gpu", 0) or 0),
         log_path=snakemake.log[0],
+        checkpoint_minutes=par.checkpoint_minutes,
     )

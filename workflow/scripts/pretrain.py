@@ -22,4 +22,5 @@ with job_logging(snakemake):
         validation_paragraphs=par.validation_paragraphs,
         device=par.device,
         precision=par.precision,
+        checkpoint_minutes=par.checkpoint_minutes,
     )

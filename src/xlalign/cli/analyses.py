@@ -25,6 +25,7 @@ from xlalign.cli.common import (
     report,
     unique_keys,
 )
+from xlalign.cli.pretrain import add_checkpoint_minutes, checkpoint_minutes_of
 
 
 def _config(path: str) -> dict[str, Any]:
@@ -121,6 +122,7 @@ def add_derived_pretrain(sub: argparse._SubParsersAction) -> None:
         "--data", required=True, type=input_dir, help="the directory of `xlalign derive`"
     )
     p.add_argument("--output-dir", "-o", required=True, type=output_dir)
+    add_checkpoint_minutes(p, from_config=True)
     p.set_defaults(func=_cmd_derived_pretrain)
 
 
@@ -134,7 +136,8 @@ def _cmd_derived_pretrain(args: argparse.Namespace) -> None:
         replaced_dirs=[out, out.with_suffix(".work")],
         args=args,
     )
-    dv = _config(args.config)["derived"]
+    cfg = _config(args.config)
+    dv = cfg["derived"]
     stats = run_derived_pretrain(
         args.run,
         spec=args.spec,
@@ -148,6 +151,7 @@ def _cmd_derived_pretrain(args: argparse.Namespace) -> None:
         seed=args.seed,
         device=args.device,
         progress=not args.quiet,
+        checkpoint_minutes=checkpoint_minutes_of(args, cfg),
     )
     report({k: stats.get(k) for k in ("row", "spec", "selection", "vocabulary")}, args)
 
@@ -207,6 +211,7 @@ def add_meta_mono(sub: argparse._SubParsersAction) -> None:
         "--text", required=True, type=input_file, help="English paragraphs, one per line"
     )
     p.add_argument("--output-dir", "-o", required=True, type=output_dir)
+    add_checkpoint_minutes(p, from_config=True)
     p.set_defaults(func=_cmd_meta_mono)
 
 
@@ -220,7 +225,8 @@ def _cmd_meta_mono(args: argparse.Namespace) -> None:
         replaced_dirs=[out, out.with_suffix(".work")],
         args=args,
     )
-    mp = _config(args.config)["metapretrain"]
+    cfg = _config(args.config)
+    mp = cfg["metapretrain"]
     stats = run_meta_mono(
         text=args.text,
         output_dir=out,
@@ -233,6 +239,7 @@ def _cmd_meta_mono(args: argparse.Namespace) -> None:
         seed=args.seed,
         device=args.device,
         progress=not args.quiet,
+        checkpoint_minutes=checkpoint_minutes_of(args, cfg),
     )
     report({k: stats.get(k) for k in ("selection", "vocabulary")}, args)
 
@@ -255,6 +262,7 @@ def add_meta_cross(sub: argparse._SubParsersAction) -> None:
         help="an English-LANG dictionary ('en_word xx_word' lines), for both+dict",
     )  # fmt: skip
     p.add_argument("--output-dir", "-o", required=True, type=output_dir)
+    add_checkpoint_minutes(p, from_config=True)
     p.set_defaults(func=_cmd_meta_cross)
 
 
@@ -272,7 +280,8 @@ def _cmd_meta_cross(args: argparse.Namespace) -> None:
         replaced_dirs=[out, out.with_suffix(".work")],
         args=args,
     )
-    mp = _config(args.config)["metapretrain"]
+    cfg = _config(args.config)
+    mp = cfg["metapretrain"]
     stats = run_meta_cross(
         args.variant,
         mono_dir=args.mono,
@@ -288,6 +297,7 @@ def _cmd_meta_cross(args: argparse.Namespace) -> None:
         seed=args.seed,
         device=args.device,
         progress=not args.quiet,
+        checkpoint_minutes=checkpoint_minutes_of(args, cfg),
     )
     report({k: stats.get(k) for k in ("variant", "initialisation", "selection")}, args)
 

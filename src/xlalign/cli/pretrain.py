@@ -14,13 +14,53 @@ from xlalign.cli.common import (
     input_file,
     input_space,
     keyed,
+    nonnegative_float,
     nonnegative_int,
     output_dir,
     output_file,
     space_sides,
 )
 from xlalign.cli.zeroshot import _checked, _lang_files, _overrides
+from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES
 from xlalign.core.errors import ConfigError, InputError
+
+
+def checkpoint_minutes(text: str) -> float | None:
+    """``--checkpoint-minutes``: minutes >= 0 (0: at every evaluation), or ``none`` (on
+    SIGTERM only), as ``checkpoints.interval_minutes``."""
+    if text.strip().lower() in ("none", "null"):
+        return None
+    return float(nonnegative_float(text))
+
+
+def add_checkpoint_minutes(p: argparse.ArgumentParser, *, from_config: bool = False) -> None:
+    """The ``--checkpoint-minutes`` option of a command that pre-trains. ``from_config``:
+    left out, the attribute is absent and the command takes its configuration's
+    ``checkpoints.interval_minutes`` (:func:`checkpoint_minutes_of`)."""
+    default = (
+        "the configuration's checkpoints.interval_minutes"
+        if from_config
+        else f"{DEFAULT_INTERVAL_MINUTES:g}"
+    )
+    p.add_argument(
+        "--checkpoint-minutes",
+        type=checkpoint_minutes,
+        metavar="M",
+        default=argparse.SUPPRESS if from_config else DEFAULT_INTERVAL_MINUTES,
+        help="minutes of work between two resume checkpoints in the work directory (0: at "
+        f"every evaluation; none: on SIGTERM only; a shorter run writes none; default: "
+        f"{default})",
+    )
+
+
+def checkpoint_minutes_of(args: argparse.Namespace, config: dict[str, object]) -> float | None:
+    """``--checkpoint-minutes`` when given, else ``checkpoints.interval_minutes`` of the
+    (validated) configuration."""
+    if hasattr(args, "checkpoint_minutes"):
+        return args.checkpoint_minutes  # type: ignore[no-any-return]
+    section = config.get("checkpoints") or {}
+    assert isinstance(section, dict)
+    return section.get("interval_minutes", DEFAULT_INTERVAL_MINUTES)  # type: ignore[no-any-return]
 
 
 def _two_files(text: str) -> str:
@@ -113,6 +153,7 @@ def add_pretrain(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--device")
     p.add_argument("--precision", choices=["auto", "fp32", "bf16", "fp16"], default="auto")
+    add_checkpoint_minutes(p)
     # the spec file of a workflow job's torchrun workers
     p.add_argument("--spec", type=input_file, help=argparse.SUPPRESS)
     p.set_defaults(func=_cmd_pretrain)
@@ -175,6 +216,7 @@ def _cmd_pretrain(args: argparse.Namespace) -> None:
         validation_paragraphs=args.validation_paragraphs,
         device=args.device,
         precision=args.precision,
+        checkpoint_minutes=args.checkpoint_minutes,
     )
     summary = {
         "checkpoint": res["checkpoint"],
