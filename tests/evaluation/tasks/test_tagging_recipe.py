@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -233,3 +234,53 @@ def test_the_loss_schema_matches_the_loss_spec() -> None:
 
     schema = checks._EXTRA_VALUES["loss"]["anyOf"][1]
     assert set(schema["properties"]) == {f.name for f in dataclasses.fields(LossSpec)}
+
+
+def test_run_finetune_trains_on_the_sample_and_records_the_recipe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job's stats name the sample, the loss and what differs from XTREME's recipe
+    (the fine-tuning loop itself is stubbed: it only sees which records it is given)."""
+    from xlalign.core.io import read_json
+    from xlalign.evaluation.tasks import finetune as ft
+    from xlalign.evaluation.tasks.data import write_records
+    from xlalign.evaluation.tasks.run import run_finetune
+
+    seen: dict[str, list[str]] = {}
+
+    def fake_finetune(task: Any, *, train: list, tests: dict, **kw: Any) -> dict[str, Any]:
+        seen["train"] = [r.id for r in train]
+        scores = {"en/dev": {"f1": 10.0}, **{lang: {"f1": 5.0} for lang in tests}}
+        return {"task": type(task).__name__, "scores": scores, "params": {}}
+
+    monkeypatch.setattr(ft, "finetune", fake_finetune)
+    recs = _sentences(40, every=4)  # 10 with an entity
+    write_records(tmp_path / "train.jsonl", recs)
+    write_records(tmp_path / "dev.jsonl", recs[:4])
+    write_records(tmp_path / "he.jsonl", recs[:4])
+    extra = {
+        "train_sample": {"entity_share": 0.5, "seed": 1},
+        "loss": {"name": "class_weighted", "power": 1, "max_weight": 100},
+    }
+    out = run_finetune(
+        "ner-gold",
+        encoder=tmp_path,
+        encoder_name="enc",
+        train=tmp_path / "train.jsonl",
+        dev=tmp_path / "dev.jsonl",
+        tests={"he": tmp_path / "he.jsonl"},
+        seed=1,
+        output_dir=tmp_path / "out",
+        stats_path=tmp_path / "stats.json",
+        work_dir=tmp_path / "work",
+        params={"max_train_examples": 8, "extra": extra},
+    )
+    expected, _ = entity_sample(recs, 8, entity_share=0.5, seed=1)
+    assert seen["train"] == [r.id for r in expected]
+    stats = read_json(tmp_path / "stats.json")
+    assert stats == out
+    assert stats["recipe"]["sample"]["with_entities"] == 4
+    assert stats["recipe"]["loss"]["name"] == "class_weighted"
+    assert stats["params"]["extra"]["train_sample"] == {"entity_share": 0.5, "seed": 1}
+    assert "not XTREME's plain cross-entropy" in stats["protocol"]
+    assert "4 of 8 sentences holding an entity" in stats["protocol"]

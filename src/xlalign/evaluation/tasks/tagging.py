@@ -224,7 +224,9 @@ class TaggingTask(Task):
     def training_sample(self, records: Sequence[Any], params: TaskParams) -> list[Any]:
         """The first ``max_train_examples`` sentences, or with ``extra["train_sample"]``
         (``{"entity_share", "seed"}``, NER only) a sample with that share of sentences
-        holding an entity (:func:`~.data.entity_sample`)."""
+        holding an entity (:func:`~.data.entity_sample`). Reads ``extra["loss"]`` too
+        (a wrong one is refused before any model is loaded)."""
+        self.loss = LossSpec.from_extra(params.extra.get("loss"))
         spec = params.extra.get("train_sample")
         if spec is None:
             out = super().training_sample(records, params)
