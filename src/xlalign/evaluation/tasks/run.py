@@ -11,8 +11,12 @@ results JSON: scores per language, the English score and the transfer gap, the l
 inventory and the data's label maps and ``silver`` flags, counts, learning curve.
 
 Caps on the number of examples (``max_*_examples``) take the first examples of a split
-in file order; the data builders write their splits in a fixed order, so every
-fine-tuning seed sees the same examples.
+in file order (unless the task draws another training sample, e.g. NER's
+``extra.train_sample``, with a seed of its own: :meth:`~.base.Task.training_sample`); the
+data builders write their splits in a fixed order, so every fine-tuning seed sees the same
+examples. What the task did beyond the parameters (a class-weighted loss, a drawn sample)
+is in the results as ``recipe`` (:meth:`~.base.Task.recipe`), and its ``deviations`` are
+appended to the ``protocol`` note.
 """
 
 from __future__ import annotations
