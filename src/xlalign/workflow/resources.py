@@ -841,9 +841,11 @@ def _finetune_seconds(
 
 
 def _finetune(job: Job) -> Need:
-    """Fine-tuning: the encoder with its gradients and AdamW moments (4x its weights),
-    activations of a batch, and the selected checkpoint on disk; time from the examples
-    seen (capped by the task's params) over the epochs, at the encoder-pass rates."""
+    """Fine-tuning: the encoder with its gradients and AdamW moments (4x its weights) and
+    the selected weights' CPU copy (1x), activations of a batch; on disk one resume
+    checkpoint (weights + moments, and the selected weights when they are not its own:
+    4x) and the kept model; time from the examples seen (capped by the task's params) over
+    the epochs, at the encoder-pass rates."""
     zs = job.cfg["zeroshot"]
     task = job.wildcards.get("task", "")
     spec = zs["tasks"].get(task, {})
@@ -856,8 +858,8 @@ def _finetune(job: Job) -> Need:
     seconds = _finetune_seconds(job, enc, length, n * epochs, tests)
     batch = int(params.get("batch_size", proto.get("batch_size", 32)))
     activations = batch * length * enc.dim * enc.depth * 4 * 20 / MB
-    mem = TORCH_MB + 4 * enc.weights_mb + activations
-    disk = enc.weights_mb * (2 if zs["keep_model"] else 1) * 3 + 100
+    mem = TORCH_MB + 5 * enc.weights_mb + activations
+    disk = enc.weights_mb * (5 if zs["keep_model"] else 4) + 100
     return Need(mem, 60 + seconds, disk)
 
 
