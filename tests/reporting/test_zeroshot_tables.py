@@ -107,3 +107,30 @@ def test_avg_left_out_when_a_column_is_missing(tmp_path: Path) -> None:
     )
     assert summary["tables"]["summary"]["values"]["other"]["avg"] is None
     assert "| other" in (tmp_path / "zs.md").read_text()
+
+
+def test_a_recipe_that_is_not_the_protocols_is_named_under_its_table(tmp_path: Path) -> None:
+    """A run's recorded deviations (class-weighted loss, entity-dense sample) appear in
+    the notes of its task's table, once, and not under a task whose runs have none."""
+    loss = "class-weighted cross-entropy (inverse label frequency ^ 1, at most 1000)"
+    recipe = {"deviations": [loss, "training sample with 128 of 256 sentences holding an entity"]}
+    runs = [
+        _run(tmp_path, "ner-gold", 1, 30.0, {"he": 15.0}, recipe=recipe),
+        _run(tmp_path, "ner-gold", 2, 32.0, {"he": 16.0}, recipe=recipe),
+        _run(tmp_path, "pos-gold", 1, 80.0, {"he": 60.0}, recipe={"deviations": []}),
+    ]
+    md = tmp_path / "zs.md"
+    write_zeroshot_tables(
+        runs=runs,
+        retrieval=[],
+        md_path=md,
+        summary_path=tmp_path / "zs.json",
+        encoders=["enc"],
+        tasks=["pos-gold", "ner-gold"],
+        retrieval_sets=[],
+    )
+    text = md.read_text()
+    note = f"Not the protocol's recipe: {loss}; training sample with 128 of 256"
+    assert text.count(note) == 1
+    pos_section = text.split("POS (gold")[-1].split("NER")[0]
+    assert "Not the protocol's recipe" not in pos_section

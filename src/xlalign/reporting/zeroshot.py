@@ -187,6 +187,13 @@ def _protocol_note(task: str) -> list[str]:
 def _notes_for(task: str, runs: Sequence[Mapping[str, Any]]) -> list[str]:
     """The protocol, silver labels and labels unseen in training of a task's runs."""
     notes = _protocol_note(task)
+    # what a run's recipe changed from the protocol (a class-weighted loss, an entity-dense
+    # sample: xlalign.evaluation.tasks.tagging), as its results record it
+    deviations = sorted(
+        {d for r in runs for d in ((r.get("recipe") or {}).get("deviations") or [])}
+    )
+    if deviations:
+        notes.append(f"Not the protocol's recipe: {'; '.join(deviations)}.")
     silver = sorted({s for r in runs for s in r.get("silver", [])})
     if silver:
         notes.append(f"Silver labels (from a tagger, not annotators): {', '.join(silver)}.")
