@@ -38,3 +38,26 @@ def test_job_logging_logs_the_traceback_of_a_failed_job(tmp_path: Path) -> None:
         raise ValueError("bad input")
     text = (tmp_path / "job.log").read_text()
     assert "job failed" in text and "ValueError: bad input" in text
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ({"checkpoints": {"interval_minutes": 2.5}}, 2.5),
+        ({"checkpoints": {"interval_minutes": None}}, None),  # SIGTERM only
+        ({}, 10.0),
+    ],
+)
+def test_checkpoint_minutes_read_from_the_config(config: dict, expected: float | None) -> None:
+    from xlalign.workflow.jobscript import checkpoint_minutes
+
+    assert checkpoint_minutes(SimpleNamespace(config=config)) == expected
+
+
+def test_the_checkpoint_interval_is_no_rule_param() -> None:
+    """A param is a rerun trigger: shortening the interval mid-run (after a pre-emption)
+    must not re-run finished training jobs, so no rule passes it; scripts read the config."""
+    rules = Path(__file__).resolve().parents[2] / "workflow" / "rules"
+    for smk in rules.rglob("*.smk"):
+        code = [ln.split("#", 1)[0] for ln in smk.read_text().splitlines()]
+        assert not any("interval_minutes" in ln for ln in code), smk

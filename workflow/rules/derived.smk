@@ -72,7 +72,6 @@ rule derived_pretrain:
         section=DV["pretrain"],
         work_dir=lambda wc: f"{RES}/derived/models/{wc.dvrun}.{wc.spec}.s{wc.dvseed}.work",
         device=DV["device"],
-        checkpoint_minutes=config["checkpoints"]["interval_minutes"],
     script:
         "../scripts/derived_pretrain.py"
 

@@ -32,7 +32,6 @@ rule meta_mono:
         section=MP["pretrain"],
         work_dir=lambda wc: f"{RES}/meta/mono.s{wc.mpseed}.work",
         device=MP["device"],
-        checkpoint_minutes=config["checkpoints"]["interval_minutes"],
     script:
         "../scripts/meta_mono.py"
 
@@ -75,7 +74,6 @@ rule meta_cross:
         section=MP["pretrain"],
         work_dir=lambda wc: f"{RES}/meta/cross/{wc.variant}.s{wc.mpseed}.work",
         device=MP["device"],
-        checkpoint_minutes=config["checkpoints"]["interval_minutes"],
     script:
         "../scripts/meta_cross.py"
 

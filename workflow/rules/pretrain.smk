@@ -66,7 +66,5 @@ rule pretrain:
         hub=HUB,
         device=config["pretrain"]["device"],
         precision=config["pretrain"]["precision"],
-        # resume checkpoints in work_dir every so many minutes of work (and on SIGTERM)
-        checkpoint_minutes=config["checkpoints"]["interval_minutes"],
     script:
         "../scripts/pretrain.py"

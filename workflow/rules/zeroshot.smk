@@ -37,9 +37,9 @@ rule finetune:
         continual=lambda wc: continual_spec(wc.encoder),
         # Checkpoints to resume from after a kill: beside the outputs, not among them
         # (Snakemake removes a failed job's outputs), deleted when the run succeeds;
-        # written every checkpoints.interval_minutes of work (and on SIGTERM) only.
+        # written every checkpoints.interval_minutes of work (and on SIGTERM) only; the
+        # script reads the interval from the config (a param would be a rerun trigger).
         work_dir=lambda wc: f"{RES}/zeroshot/{wc.encoder}/{wc.task}/ft{wc.ftseed}.work",
-        checkpoint_minutes=config["checkpoints"]["interval_minutes"],
         device=config["zeroshot"]["device"],
         precision=config["zeroshot"]["precision"],
         # the analyses read the encoders fine-tuned on analysis.distances.finetuned

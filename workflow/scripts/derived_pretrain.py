@@ -2,7 +2,7 @@
 pre-training row (see xlalign.derived.experiment)."""
 
 from xlalign.derived.experiment import run_derived_pretrain
-from xlalign.workflow.jobscript import job_logging
+from xlalign.workflow.jobscript import checkpoint_minutes, job_logging
 
 with job_logging(snakemake):
     wc, par = snakemake.wildcards, snakemake.params
@@ -20,5 +20,5 @@ with job_logging(snakemake):
         device=par.device,
         gpus=int(snakemake.resources.get("gpu", 0) or 0),
         log_path=snakemake.log[0],
-        checkpoint_minutes=par.checkpoint_minutes,
+        checkpoint_minutes=checkpoint_minutes(snakemake),
     )

@@ -2,7 +2,7 @@
 and the test languages (see xlalign.evaluation.tasks.run)."""
 
 from xlalign.evaluation.tasks.run import run_finetune_job
-from xlalign.workflow.jobscript import job_logging
+from xlalign.workflow.jobscript import checkpoint_minutes, job_logging
 
 with job_logging(snakemake):
     wc, inp, par = snakemake.wildcards, snakemake.input, snakemake.params
@@ -24,5 +24,5 @@ with job_logging(snakemake):
         precision=par.precision,
         keep_model=par.keep_model,
         continual=par.continual,
-        checkpoint_minutes=par.checkpoint_minutes,
+        checkpoint_minutes=checkpoint_minutes(snakemake),
     )

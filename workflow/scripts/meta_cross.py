@@ -2,7 +2,7 @@
 pre-trained on every language (see xlalign.metapretrain.experiment)."""
 
 from xlalign.metapretrain.experiment import run_meta_cross
-from xlalign.workflow.jobscript import job_logging
+from xlalign.workflow.jobscript import checkpoint_minutes, job_logging
 
 with job_logging(snakemake):
     wc, par = snakemake.wildcards, snakemake.params
@@ -22,5 +22,5 @@ with job_logging(snakemake):
         device=par.device,
         gpus=int(snakemake.resources.get("gpu", 0) or 0),
         log_path=snakemake.log[0],
-        checkpoint_minutes=par.checkpoint_minutes,
+        checkpoint_minutes=checkpoint_minutes(snakemake),
     )

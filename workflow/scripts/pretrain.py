@@ -2,7 +2,7 @@
 (see xlalign.pretrain.run)."""
 
 from xlalign.pretrain.run import run_pretrain_job
-from xlalign.workflow.jobscript import job_logging
+from xlalign.workflow.jobscript import checkpoint_minutes, job_logging
 
 with job_logging(snakemake):
     wc, par = snakemake.wildcards, snakemake.params
@@ -22,5 +22,5 @@ with job_logging(snakemake):
         validation_paragraphs=par.validation_paragraphs,
         device=par.device,
         precision=par.precision,
-        checkpoint_minutes=par.checkpoint_minutes,
+        checkpoint_minutes=checkpoint_minutes(snakemake),
     )

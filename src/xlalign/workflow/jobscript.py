@@ -76,3 +76,16 @@ def _output_paths(smk: Any) -> list[str]:
         return [str(p) for p in output]
     except TypeError:  # a plain namespace of named outputs (scripts called by hand, tests)
         return [str(p) for p in vars(output).values()]
+
+
+def checkpoint_minutes(smk: Any) -> float | None:
+    """``checkpoints.interval_minutes`` of the job's configuration.
+
+    Read from the config, not passed as a rule param: a param is a rerun trigger, and a
+    researcher who makes the interval shorter mid-run (after a pre-emption) must not
+    re-run every finished training job; the interval never changes what a job computes.
+    """
+    from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES
+
+    section = (smk.config or {}).get("checkpoints") or {}
+    return section.get("interval_minutes", DEFAULT_INTERVAL_MINUTES)
