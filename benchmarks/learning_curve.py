@@ -72,10 +72,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import logging
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,6 +92,7 @@ from xlalign.evaluation.bli import bli_direction
 from xlalign.mapping.hub import map_to_hub
 from xlalign.reporting.plots import learning_curve, learning_curve_from_summary
 from xlalign.static.aggregation import aggregate_vectors, save_aggregated
+from xlalign.static.learning_curve import CacheView
 from xlalign.static.spaces import save_space
 from xlalign.static.teacher import TeacherCache, build_teacher_cache
 from xlalign.static.vectors import load_space
@@ -146,53 +145,7 @@ DEFAULT_RECIPES = ["paper", "embedded"]
 # --------------------------------------------------------------------------- the cache view
 
 
-class CacheView:
-    """The sentences ``lines`` of a teacher cache, for another (smaller) vocabulary.
-
-    ``cache_vocab`` is the vocabulary the cache was built with; every word of ``vocab``
-    must be in it. Occurrences of the other words are dropped and ids are remapped, so
-    :meth:`batch` returns what a cache built on those sentences with ``vocab`` would.
-    """
-
-    def __init__(
-        self, cache: TeacherCache, lines: np.ndarray, cache_vocab: Vocab, vocab: Vocab
-    ) -> None:
-        self.cache = cache
-        self.lines = np.asarray(lines, dtype=np.int64)
-        if self.lines.size and (self.lines.min() < 0 or self.lines.max() >= cache.n_sentences):
-            raise InputError(f"{cache.path}: view lines outside 0..{cache.n_sentences - 1}")
-        if vocab.lowercase != cache_vocab.lowercase:
-            raise InputError(f"{cache.path}: view vocabulary lowercasing differs from the cache's")
-        self.remap = np.full(len(cache_vocab), -1, dtype=np.int64)
-        missing = [w for w in vocab.words if w not in cache_vocab.index]
-        if missing:
-            raise InputError(
-                f"{cache.path}: {len(missing)} word(s) of the view's vocabulary are not in the "
-                f"cache's (e.g. {missing[:5]}); build the cache with a smaller min_count"
-            )
-        for i, w in enumerate(vocab.words):
-            self.remap[cache_vocab.index[w]] = i
-        self.dim = cache.dim
-        self.n_sentences = int(self.lines.size)
-        self.path = f"{cache.path}[view of {self.n_sentences} sentences]"
-        self.meta = {
-            **{k: cache.meta.get(k) for k in ("config", "layer", "pooling", "context", "dim")},
-            "view_lines_sha256": hashlib.sha256(self.lines.tobytes()).hexdigest(),
-            "view_vocab_sha256": vocab.fingerprint(),
-        }
-
-    def batch(self, sentence_indices: np.ndarray | Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        ids, ctx = self.cache.batch(self.lines[np.asarray(sentence_indices, dtype=np.int64)])
-        new = self.remap[ids]
-        keep = new >= 0
-        return new[keep], ctx[keep]
-
-    def occurrence_counts(self, vocab_size: int) -> np.ndarray:
-        counts = np.zeros(vocab_size, dtype=np.int64)
-        for start in range(0, self.n_sentences, 4096):
-            ids, _ = self.batch(np.arange(start, min(start + 4096, self.n_sentences)))
-            counts += np.bincount(ids, minlength=vocab_size)[:vocab_size]
-        return counts
+# CacheView: xlalign.static.learning_curve (the workflow's learning-curve stage uses it too)
 
 
 def subsequence_lines(small: Path, large: Path, language: str) -> np.ndarray:

@@ -48,7 +48,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,15 +81,19 @@ def sample_occurrences(
     max_contexts: int,
     seed: int,
     language: str = "?",
+    lines: Collection[int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sample up to ``max_contexts`` occurrences per vocabulary word, uniformly.
 
     Returns ``(lines, positions)``: int64 arrays ``[V, K]`` holding the 0-based line and
     the token position within it of each selected occurrence, ``-1`` where a word has
     fewer than ``K`` occurrences. Same corpus, vocabulary and seed -> same sample.
+    ``lines`` (0-based line numbers) restricts the sample to those lines: the same sample
+    as of a file holding only them, in order, with line numbers of the whole file.
     """
     if max_contexts < 1:
         raise ConfigError(f"max_contexts: expected a positive number, got {max_contexts}")
+    keep = None if lines is None else frozenset(int(i) for i in lines)
     k = max_contexts
     rng = random.Random(seed)
     seen = [0] * len(vocab)
@@ -98,6 +102,8 @@ def sample_occurrences(
     index = vocab.index
     lower = vocab.lowercase
     for i, line in enumerate(iter_lines(sentences_path, language=language)):
+        if keep is not None and i not in keep:
+            continue
         for j, tok in enumerate(tokens_of(line)):
             w = index.get(tok.lower() if lower else tok)
             if w is None:
@@ -122,11 +128,17 @@ def sampled_by_line(
     max_contexts: int,
     seed: int,
     language: str = "?",
+    lines: Collection[int] | None = None,
 ) -> dict[int, list[tuple[int, int]]]:
     """:func:`sample_occurrences` by line: ``{line: [(token position, word id), ...]}``, each
     line's list in the order the sums take them (by word id, then reservoir slot)."""
     sel_lines, sel_pos = sample_occurrences(
-        sentences_path, vocab, max_contexts=max_contexts, seed=seed, language=language
+        sentences_path,
+        vocab,
+        max_contexts=max_contexts,
+        seed=seed,
+        language=language,
+        lines=lines,
     )
     wanted: dict[int, list[tuple[int, int]]] = {}
     for w, slot in zip(*np.nonzero(sel_lines >= 0), strict=True):
@@ -176,6 +188,17 @@ def mean_vectors(
 
 #: The sums of one seed that the teacher's pass leaves beside its cache.
 TEACHER_SUMS = "aggregate-seed{seed}.npz"
+#: The sums of one seed over a subset of the lines (a learning-curve size).
+SUBSET_SUMS = "aggregate-seed{seed}-{subset}.npz"
+
+
+def teacher_sums_path(cache_dir: PathLike, seed: int, subset: str = "") -> Path:
+    """Where the teacher's pass leaves the sums of ``seed`` (over ``subset``'s lines)."""
+    if subset:
+        return Path(cache_dir) / SUBSET_SUMS.format(seed=seed, subset=subset)
+    return Path(cache_dir) / TEACHER_SUMS.format(seed=seed)
+
+
 _SUMS_FORMAT = 1
 
 
@@ -190,11 +213,13 @@ def sums_fingerprint(
     seed: int,
     max_length: int,
     dtype: str,
+    lines_sha256: str | None = None,
 ) -> str:
     """SHA-256 of what a seed's sums depend on (not the batching, which changes them only
     by float32 noise): corpus, vocabulary, encoder, layer, pooling, ``max_length``, the
-    sample (``max_contexts``, seed) and the encoder's dtype (``float32``, ``bfloat16``)."""
-    payload = {
+    sample (``max_contexts``, seed) and the encoder's dtype (``float32``, ``bfloat16``);
+    for the sums over a subset of the lines, ``lines_sha256`` (the subset's line set)."""
+    payload: dict[str, Any] = {
         "format": _SUMS_FORMAT,
         "sentences_sha256": file_sha256(sentences_path),
         "vocab_sha256": vocab.fingerprint(),
@@ -206,6 +231,8 @@ def sums_fingerprint(
         "max_length": max_length,
         "dtype": dtype.removeprefix("torch."),
     }
+    if lines_sha256 is not None:
+        payload["lines_sha256"] = lines_sha256
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -221,6 +248,16 @@ class SampleCollector:
     ids: list[int] = dataclasses.field(default_factory=list)
     rows: list[np.ndarray] = dataclasses.field(default_factory=list)
     dropped: int = 0
+    #: a subset of the lines (a learning-curve size): names its arrays and sums file;
+    #: "" for the whole corpus
+    subset: str = ""
+    #: rows of the sums (the subset's vocabulary); 0: the cache's vocabulary
+    vocab_size: int = 0
+
+    @property
+    def key(self) -> str:
+        """What names the collector's arrays in the shard files."""
+        return f"{self.seed}-{self.subset}" if self.subset else str(self.seed)
 
     def add(self, line: int, vectors: np.ndarray) -> None:
         """Collect the sampled occurrences of sentence ``line`` (0-based) from its word
@@ -237,9 +274,9 @@ class SampleCollector:
         """The arrays collected since the last call (int64 ids, float32 rows, dropped)."""
         rows = np.stack(self.rows).astype(np.float32) if self.rows else np.zeros((0, dim))
         out = {
-            f"ids_{self.seed}": np.asarray(self.ids, dtype=np.int64),
-            f"rows_{self.seed}": rows.astype(np.float32),
-            f"dropped_{self.seed}": np.asarray(self.dropped, dtype=np.int64),
+            f"ids_{self.key}": np.asarray(self.ids, dtype=np.int64),
+            f"rows_{self.key}": rows.astype(np.float32),
+            f"dropped_{self.key}": np.asarray(self.dropped, dtype=np.int64),
         }
         self.ids, self.rows, self.dropped = [], [], 0
         return out
@@ -250,17 +287,18 @@ def save_shard_samples(path: PathLike, collectors: Sequence[SampleCollector], di
     arrays: dict[str, np.ndarray] = {}
     for c in collectors:
         arrays.update(c.take(dim))
-    state = {"format": _SUMS_FORMAT, "seeds": {str(c.seed): c.fingerprint for c in collectors}}
+    state = {"format": _SUMS_FORMAT, "seeds": {c.key: c.fingerprint for c in collectors}}
     with atomic_open(path, "wb") as fh:
         interrupt.save_npz_checkpoint(fh, state, arrays)
 
 
 def sum_shard_samples(
-    paths: Sequence[Path], seed: int, fingerprint: str, vocab_size: int, dim: int
+    paths: Sequence[Path], seed: int | str, fingerprint: str, vocab_size: int, dim: int
 ) -> tuple[np.ndarray, np.ndarray, int] | None:
-    """(float64 sums, int64 counts, dropped) of ``seed`` over the shard files ``paths``
-    (in line order, so the sums are added in :func:`aggregate_vectors`' order); None when
-    a shard lacks them (missing, unreadable, or for another fingerprint)."""
+    """(float64 sums, int64 counts, dropped) of ``seed`` (a collector's
+    :attr:`SampleCollector.key`) over the shard files ``paths`` (in line order, so the sums
+    are added in :func:`aggregate_vectors`' order); None when a shard lacks them (missing,
+    unreadable, or for another fingerprint)."""
     sums = np.zeros((vocab_size, dim), dtype=np.float64)
     n = np.zeros(vocab_size, dtype=np.int64)
     dropped = 0
@@ -279,10 +317,18 @@ def sum_shard_samples(
 
 
 def write_teacher_sums(
-    cache_dir: PathLike, seed: int, fingerprint: str, sums: np.ndarray, n: np.ndarray, dropped: int
+    cache_dir: PathLike,
+    seed: int,
+    fingerprint: str,
+    sums: np.ndarray,
+    n: np.ndarray,
+    dropped: int,
+    *,
+    subset: str = "",
 ) -> Path:
-    """Write one seed's sums beside the teacher cache (atomically); returns the path."""
-    path = Path(cache_dir) / TEACHER_SUMS.format(seed=seed)
+    """Write one seed's sums (over ``subset``'s lines) beside the teacher cache
+    (atomically); returns the path."""
+    path = teacher_sums_path(cache_dir, seed, subset)
     state = {"format": _SUMS_FORMAT, "fingerprint": fingerprint, "seed": seed, "dropped": dropped}
     with atomic_open(path, "wb") as fh:
         interrupt.save_npz_checkpoint(fh, state, {"sums": sums, "n": n})
@@ -290,12 +336,12 @@ def write_teacher_sums(
 
 
 def read_teacher_sums(
-    cache_dir: PathLike, seed: int, fingerprint: str, *, quiet: bool = False
+    cache_dir: PathLike, seed: int, fingerprint: str, *, quiet: bool = False, subset: str = ""
 ) -> tuple[np.ndarray, np.ndarray, int] | None:
-    """(float64 sums, int64 counts, dropped) of ``seed`` that the teacher's pass wrote
-    beside its cache, or None when there are none for ``fingerprint`` (logged unless
-    ``quiet``)."""
-    path = Path(cache_dir) / TEACHER_SUMS.format(seed=seed)
+    """(float64 sums, int64 counts, dropped) of ``seed`` (over ``subset``'s lines) that the
+    teacher's pass wrote beside its cache, or None when there are none for ``fingerprint``
+    (logged unless ``quiet``)."""
+    path = teacher_sums_path(cache_dir, seed, subset)
     why = None
     state: dict[str, Any] = {}
     if not path.is_file():

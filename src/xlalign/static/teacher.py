@@ -182,7 +182,7 @@ def _has_samples(out: Path, k: int, collectors: Sequence[SampleCollector]) -> bo
             seeds = json.loads(str(z["state"])).get("seeds", {})
     except (OSError, ValueError, KeyError):
         return False
-    return all(seeds.get(str(c.seed)) == c.fingerprint for c in collectors)
+    return all(seeds.get(c.key) == c.fingerprint for c in collectors)
 
 
 def _save_npy(path: Path, arr: np.ndarray) -> None:
@@ -384,10 +384,13 @@ def build_teacher_cache(
     threads: int | None = None,
     aggregation_seeds: Sequence[int] = (),
     max_contexts: int = 10,
+    subset_collectors: Sequence[SampleCollector] = (),
 ) -> Path:
     """Encode every sentence of ``sentences_path`` once and cache its context vectors
     (and, for each of ``aggregation_seeds``, the aggregation baseline's sums of up to
     ``max_contexts`` sampled occurrences per word: see the module docstring).
+    ``subset_collectors`` collect the same over subsets of the lines (the learning curve's
+    sizes, :mod:`xlalign.static.learning_curve`), written as their own sums files.
 
     Returns ``out_dir``. A complete cache built with the same configuration is reused as
     is; one built with another configuration is removed and rebuilt (with a warning); an
@@ -457,7 +460,7 @@ def build_teacher_cache(
             "baseline runs the encoder itself",
             out,
         )
-        aggregation_seeds = ()
+        aggregation_seeds, subset_collectors = (), ()
     n_lines, nonempty, n_inv = _scan(sentences_path, vocab, language)
     if nonempty == 0:
         raise InputError(f"{where}: empty corpus: expected sentences, one per line")
@@ -489,7 +492,7 @@ def build_teacher_cache(
         max_contexts=max_contexts,
         dtype=config["dtype"],
         language=language,
-    )
+    ) + list(subset_collectors)
     out.mkdir(parents=True, exist_ok=True)
     write_json(build_path, config)
     n_shards = -(-n_lines // shard_sentences)
@@ -579,12 +582,13 @@ def build_teacher_cache(
     dim = int(model.config.hidden_size)
     sums_files = {}
     for c in collectors:
-        found = sum_shard_samples(
-            [_samples_path(out, k) for k in range(n_shards)], c.seed, c.fingerprint, len(vocab), dim
-        )
+        paths = [_samples_path(out, k) for k in range(n_shards)]
+        found = sum_shard_samples(paths, c.key, c.fingerprint, c.vocab_size or len(vocab), dim)
         if found is None:  # not expected: every shard was checked or encoded with them
-            raise InputError(f"{out}: the aggregation samples of seed {c.seed} are incomplete")
-        sums_files[str(c.seed)] = write_teacher_sums(out, c.seed, c.fingerprint, *found).name
+            raise InputError(f"{out}: the aggregation samples of {c.key} are incomplete")
+        sums_files[c.key] = write_teacher_sums(
+            out, c.seed, c.fingerprint, *found, subset=c.subset
+        ).name
     for k in range(n_shards):
         _samples_path(out, k).unlink(missing_ok=True)
     meta = {
