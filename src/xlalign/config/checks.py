@@ -13,6 +13,7 @@ import difflib
 import re
 import string
 from collections.abc import Callable, Iterable, Mapping
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import unquote, urlsplit
@@ -262,6 +263,7 @@ def _ranges(cfg: Mapping[str, Any], fail: Fail) -> None:
             f"evaluate.tables.retrieval: {retrieval!r} is not in evaluate.retrieval "
             f"({ev['retrieval']}): BLI runs only those"
         )
+    _learning_curve(cfg, fail)
     filt = cfg["parallel"]["filter"]
     if filt["min_tokens"] > filt["max_tokens"]:
         fail(
@@ -305,6 +307,33 @@ def _ranges(cfg: Mapping[str, Any], fail: Fail) -> None:
                     f"({params['warmup_steps']}, the protocol's unless given) or "
                     "extra.warmup_ratio, not both (set warmup_steps: 0)"
                 )
+
+
+def _learning_curve(cfg: Mapping[str, Any], fail: Fail) -> None:
+    lc = cfg["learning_curve"]
+    hub = cfg["align"]["hub"]
+    for i, lang in enumerate(lc["languages"]):
+        if lang == hub:
+            fail(
+                f"learning_curve.languages[{i}]: {lang!r} is the hub (align.hub): its corpus "
+                "stays whole; list the languages mapped into it"
+            )
+        if lang not in cfg["languages"]:
+            fail(
+                f"learning_curve.languages[{i}]: {lang!r} is not in languages ({cfg['languages']})"
+            )
+    fractions = lc["fractions"]
+    if any(b <= a for a, b in pairwise(fractions)):
+        fail(f"learning_curve.fractions: {fractions}: expected increasing fractions")
+    if lc["enabled"] and not lc["languages"]:
+        fail(
+            "learning_curve.languages: empty while learning_curve.enabled is true; list one or more"
+        )
+    if lc["enabled"] and not cfg["extract"]["aggregation"]["enabled"]:
+        fail(
+            "learning_curve.enabled: the curve compares X2S-M with the aggregation baseline; "
+            "set extract.aggregation.enabled: true"
+        )
 
 
 # --- pass-through blocks -----------------------------------------------------------------
