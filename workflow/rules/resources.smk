@@ -16,6 +16,8 @@ rule pypi_package:
         mem_mb=job_mem("pypi_package"),
         runtime=job_runtime("pypi_package"),
         disk_mb=job_disk("pypi_package"),
+    params:
+        members=lambda wc: package_members("pypi", wc.dist),
     script:
         "../scripts/fetch_pypi.py"
 
@@ -34,6 +36,8 @@ rule deb_package:
         mem_mb=job_mem("deb_package"),
         runtime=job_runtime("deb_package"),
         disk_mb=job_disk("deb_package"),
+    params:
+        members=lambda wc: package_members("deb", wc.package),
     script:
         "../scripts/fetch_deb.py"
 

@@ -1,4 +1,6 @@
-"""Snakemake job: fetch one Debian package and unpack it (see xlalign.resources.registry)."""
+"""Snakemake job: fetch one Debian package and unpack the files later jobs read (see
+xlalign.resources.registry and xlalign.resources.catalog.DEB_MEMBERS). The .deb is
+deleted once unpacked."""
 
 from pathlib import Path
 
@@ -8,4 +10,5 @@ from xlalign.workflow.jobscript import job_logging
 with job_logging(snakemake):
     out = Path(snakemake.output[0])
     deb = apt_download(snakemake.wildcards.package, out.parent / "_debs")
-    extract_deb(deb, out)
+    extract_deb(deb, out, snakemake.params.members)
+    deb.unlink()

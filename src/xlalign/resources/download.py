@@ -25,7 +25,7 @@ import tarfile
 import time
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote, unquote, urlsplit
@@ -668,15 +668,41 @@ def _archive_kind(archive: Path) -> str:
     )
 
 
+def select_members(archive: PathLike, files: Sequence[str], patterns: Sequence[str]) -> list[str]:
+    """The names among ``files`` (an archive's regular files) that match one of
+    ``patterns`` (:func:`fnmatch.fnmatchcase`, ``*`` also matching ``/``; a leading ``./``
+    of a name is ignored). Every pattern must match a file: one that matches nothing is an
+    :class:`InputError` naming the archive and the pattern."""
+    chosen: list[str] = []
+    unmatched = []
+    for pattern in patterns:
+        hits = [f for f in files if fnmatch.fnmatchcase(f.removeprefix("./"), pattern)]
+        if not hits:
+            unmatched.append(pattern)
+        chosen.extend(h for h in hits if h not in chosen)
+    if unmatched:
+        raise InputError(
+            f"{archive}: no member matches {', '.join(map(repr, unmatched))} (a file that a "
+            f"later job reads from this package; the archive has {len(files)} files)"
+        )
+    return chosen
+
+
 def safe_extract(
-    archive: PathLike, dest_dir: PathLike, *, members: list[str] | None = None
+    archive: PathLike,
+    dest_dir: PathLike,
+    *,
+    members: list[str] | None = None,
+    patterns: Sequence[str] | None = None,
 ) -> Path:
     """Extract a tar (plain, gz, xz, bz2) or zip archive into ``dest_dir``, atomically.
 
     Every member is checked before anything is written: absolute paths, ``..`` components,
     links pointing outside the directory and device files are refused with
     :class:`InputError`. ``members`` restricts extraction to those names (and, for
-    directories, their contents). ``dest_dir`` is replaced as a whole.
+    directories, their contents); ``patterns`` to the regular files that match them (see
+    :func:`select_members`; nothing is extracted when one matches no file). ``dest_dir`` is
+    replaced as a whole.
     """
     src = Path(archive)
     dest = Path(dest_dir)
@@ -690,6 +716,9 @@ def safe_extract(
                 for info in infos:
                     _check_member_name(src, info.filename)
                 _check_requested(src, [i.filename for i in infos], members)
+                if patterns is not None:
+                    files = [i.filename for i in infos if not i.is_dir()]
+                    members = select_members(src, files, patterns)
                 with atomic_dir(dest) as tmp:
                     for info in infos:
                         if _wanted(info.filename, members):
@@ -700,6 +729,8 @@ def safe_extract(
                 for member in tinfos:
                     _check_tar_member(src, member)
                 _check_requested(src, [m.name for m in tinfos], members)
+                if patterns is not None:
+                    members = select_members(src, [m.name for m in tinfos if m.isfile()], patterns)
                 chosen = [m for m in tinfos if _wanted(m.name, members)]
                 with atomic_dir(dest) as tmp:
                     tf.extractall(tmp, members=chosen, filter="data")

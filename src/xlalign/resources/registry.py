@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import fnmatch
 import glob
 import hashlib
 import json
@@ -20,8 +21,9 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -157,21 +159,28 @@ def pip_download(
     return target
 
 
-def extract_wheel(wheel: PathLike, dest_dir: PathLike) -> Path:
-    """Unpack a wheel (a zip archive) into ``dest_dir``, safely and atomically."""
+def extract_wheel(
+    wheel: PathLike, dest_dir: PathLike, members: Sequence[str] | None = None
+) -> Path:
+    """Unpack a wheel (a zip archive) into ``dest_dir``, safely and atomically; only the
+    files that match ``members`` when given (patterns as in
+    :func:`xlalign.resources.download.select_members`)."""
     src = Path(wheel)
     if not src.name.endswith(".whl"):
         raise InputError(f"{src}: expected a wheel file (*.whl)")
-    return safe_extract(src, dest_dir)
+    return safe_extract(src, dest_dir, patterns=members)
 
 
-def extract_sdist(sdist: PathLike, dest_dir: PathLike) -> Path:
+def extract_sdist(
+    sdist: PathLike, dest_dir: PathLike, members: Sequence[str] | None = None
+) -> Path:
     """Unpack a source distribution (``.tar.gz`` or ``.zip``) into ``dest_dir``, safely and
-    atomically. Its files keep the archive's top-level ``name-version/`` directory."""
+    atomically (only the files that match ``members`` when given). Its files keep the
+    archive's top-level ``name-version/`` directory."""
     src = Path(sdist)
     if not src.name.endswith((".tar.gz", ".zip")):
         raise InputError(f"{src}: expected a source distribution (*.tar.gz or *.zip)")
-    return safe_extract(src, dest_dir)
+    return safe_extract(src, dest_dir, patterns=members)
 
 
 #: The public npm registry (its JSON API: ``/<name>/<version>`` describes one release).
@@ -259,13 +268,15 @@ def npm_download(
     return target
 
 
-def extract_npm(tarball: PathLike, dest_dir: PathLike) -> Path:
+def extract_npm(
+    tarball: PathLike, dest_dir: PathLike, members: Sequence[str] | None = None
+) -> Path:
     """Unpack an npm tarball into ``dest_dir``, safely and atomically (files under
-    ``package/``, as npm packs them)."""
+    ``package/``, as npm packs them; only those that match ``members`` when given)."""
     src = Path(tarball)
     if not src.name.endswith((".tgz", ".tar.gz")):
         raise InputError(f"{src}: expected an npm tarball (*.tgz)")
-    return safe_extract(src, dest_dir)
+    return safe_extract(src, dest_dir, patterns=members)
 
 
 def _apt_get() -> str:
@@ -328,14 +339,22 @@ def apt_download(package: str, dest_dir: PathLike) -> Path:
     return target
 
 
-def extract_deb(deb: PathLike, dest_dir: PathLike) -> Path:
-    """Unpack the files of a ``.deb`` into ``dest_dir`` with ``dpkg-deb -x``, atomically."""
+def extract_deb(deb: PathLike, dest_dir: PathLike, members: Sequence[str] | None = None) -> Path:
+    """Unpack the files of a ``.deb`` into ``dest_dir`` with ``dpkg-deb -x``, atomically.
+
+    With ``members`` (patterns as in :func:`xlalign.resources.download.select_members`,
+    on paths without the leading ``./``), only the regular files that match are written,
+    streamed from ``dpkg-deb --fsys-tarfile`` without unpacking the rest; a pattern that
+    matches nothing is an :class:`InputError` naming the package and the pattern.
+    """
     src = Path(deb)
     if not src.is_file():
         raise InputError(f"{src}: .deb file not found")
     exe = shutil.which("dpkg-deb")
     if exe is None:
         raise ToolError(f"{src}: dpkg-deb is not on PATH; it is needed to unpack .deb files")
+    if members is not None:
+        return _extract_deb_members(exe, src, Path(dest_dir), members)
     with atomic_dir(dest_dir) as tmp:
         proc = subprocess.run(
             [exe, "-x", str(src), str(tmp)], capture_output=True, text=True, check=False
@@ -347,3 +366,48 @@ def extract_deb(deb: PathLike, dest_dir: PathLike) -> Path:
             )
     logger.info("%s: extracted into %s", src, dest_dir)
     return Path(dest_dir)
+
+
+def _extract_deb_members(exe: str, src: Path, dest: Path, patterns: Sequence[str]) -> Path:
+    """The regular files of ``src``'s data archive that match ``patterns``, into ``dest``."""
+    matched: set[str] = set()
+    count = 0
+    with atomic_dir(dest) as tmp:
+        proc = subprocess.Popen(
+            [exe, "--fsys-tarfile", str(src)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert proc.stdout is not None and proc.stderr is not None
+        try:
+            with tarfile.open(fileobj=proc.stdout, mode="r|") as tf:
+                for member in tf:
+                    name = member.name.removeprefix("./")
+                    if not member.isfile():
+                        continue
+                    count += 1
+                    hits = {p for p in patterns if fnmatch.fnmatchcase(name, p)}
+                    if not hits:
+                        continue
+                    matched |= hits
+                    member.name = name
+                    # The "data" filter refuses absolute paths, ".." and special files.
+                    tf.extract(member, tmp, filter="data")
+        except (tarfile.TarError, OSError) as exc:
+            proc.kill()
+            proc.wait()
+            raise InputError(f"{src}: cannot read the files of this .deb ({exc})") from exc
+        finally:
+            proc.stdout.close()
+        err = proc.stderr.read().decode(errors="replace")
+        proc.stderr.close()
+        if proc.wait() != 0:
+            raise InputError(
+                f"{src}: not a valid .deb (dpkg-deb exit {proc.returncode}):\n{_tail(err)}"
+            )
+        unmatched = [p for p in patterns if p not in matched]
+        if unmatched:
+            raise InputError(
+                f"{src}: no member matches {', '.join(map(repr, unmatched))} (a file that a "
+                f"later job reads from this package; the package has {count} files)"
+            )
+    logger.info("%s: extracted %d pattern(s) into %s", src, len(patterns), dest)
+    return dest

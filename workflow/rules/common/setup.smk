@@ -153,6 +153,14 @@ def freedict_pkg(src, tgt):
     return freedict_source(src, tgt)[0]
 
 
+def package_members(registry, name):
+    """The member patterns later jobs read from a registry package (None: all of it)."""
+    from xlalign.resources.catalog import package_members as catalog_members
+
+    found = catalog_members(registry, name)
+    return None if found is None else list(found)
+
+
 # Zero-shot evaluation: the encoders it evaluates (name -> checkpoint directory: the
 # configured encoder and the continued pre-training outputs), fine-tuned tasks, retrieval
 # sets and fine-tuning seeds (kept apart from SEEDS).
