@@ -57,6 +57,8 @@ def _config(work: Path) -> dict:
             },
         },
         "segment": {"tools": {"en": "icu", "de": "icu"}},
+        # a checkpoint at every chance (every 100 batches), not every 10 minutes of work
+        "checkpoints": {"interval_minutes": 0},
     }
 
 

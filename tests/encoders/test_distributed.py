@@ -40,6 +40,7 @@ ARGS = X2StaticArgs(
     lr=0.02,
     seed=3,
     checkpoint_every_batches=6,
+    checkpoint_minutes=0,  # every chance: the tests kill and resume
     log_every=5,
     device="cpu",
 )

@@ -109,6 +109,7 @@ FAST = X2StaticArgs(
     lr=0.02,
     seed=3,
     checkpoint_every_batches=5,
+    checkpoint_minutes=0,  # every chance: the tests kill and resume
     log_every=7,
     device="cpu",
 )

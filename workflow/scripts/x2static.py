@@ -7,7 +7,7 @@ data-parallel under torchrun, one process per GPU; otherwise in this process.
 from pathlib import Path
 
 from xlalign.static.x2static import X2StaticArgs, X2StaticJob, run_x2static_job
-from xlalign.workflow.jobscript import job_logging
+from xlalign.workflow.jobscript import checkpoint_minutes, job_logging
 
 with job_logging(snakemake):
     out = snakemake.output
@@ -23,6 +23,7 @@ with job_logging(snakemake):
             seed=int(snakemake.wildcards.seed),
             init=snakemake.params.init,
             init_vectors=snakemake.input.init[0] if snakemake.input.init else None,
+            checkpoint_minutes=checkpoint_minutes(snakemake),
             **snakemake.params.args,
         ),
     )

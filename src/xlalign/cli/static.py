@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from xlalign.cli.common import (
     add_space_reading,
     check_paths,
+    checkpoint_minutes,
     input_dir,
     input_file,
     input_space,
@@ -25,6 +26,7 @@ from xlalign.cli.common import (
     report,
     space_sides,
 )
+from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES
 
 if TYPE_CHECKING:
     from xlalign.static.x2static import X2StaticJob
@@ -208,7 +210,19 @@ def add_x2static(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--lr", type=positive_float, default=unset)
     t.add_argument("--seed", type=nonnegative_int, default=unset)
     t.add_argument(
-        "--checkpoint-every-batches", type=nonnegative_int, default=unset, help="0: epoch ends"
+        "--checkpoint-every-batches",
+        type=nonnegative_int,
+        default=unset,
+        help="batches between chances to checkpoint (0: epoch ends only)",
+    )
+    t.add_argument(
+        "--checkpoint-minutes",
+        type=checkpoint_minutes,
+        default=unset,
+        metavar="M",
+        help="minutes of work between two checkpoints, taken at the next chance (0: every "
+        "chance; none: on SIGTERM only; a shorter run writes none; default: "
+        f"{DEFAULT_INTERVAL_MINUTES:g})",
     )
     t.add_argument(
         "--log-every", type=positive_int, default=unset, help="batches per loss-curve point"

@@ -23,7 +23,9 @@ Every random draw comes from a generator seeded by (seed, purpose, epoch, batch)
 from global state, so a run is reproducible and a run resumed from a checkpoint draws the
 same numbers as one that was never interrupted. Checkpoints (weights, optimiser state,
 position, loss curve, counters) are written atomically to ``<output_dir>/checkpoint/``
-every ``checkpoint_every_batches`` batches and at each epoch end; :func:`train_x2static`
+at an epoch end or every ``checkpoint_every_batches`` batches once ``checkpoint_minutes`` of
+work have passed since the last one (:class:`xlalign.core.cadence.CheckpointClock`: a run
+shorter than that writes none; 0 = at every such point), and on SIGTERM; :func:`train_x2static`
 resumes from one automatically when its fingerprint (teacher cache metadata, vocabulary,
 training arguments) matches, and starts afresh with a warning otherwise. After a
 successful run the checkpoint directory (and ``output_dir`` itself when that leaves it
@@ -70,6 +72,7 @@ from torch import nn
 from tqdm import tqdm
 
 from xlalign.core import interrupt
+from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES, CheckpointClock
 from xlalign.core.device import deterministic_algorithms
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.formats.word2vec import (
@@ -90,7 +93,9 @@ CHECKPOINT_DIR = "checkpoint"
 CHECKPOINT_FILE = "state.pt"
 _CHECKPOINT_FORMAT = 1
 #: Arguments that may change between a killed run and its resumption.
-_NOT_FINGERPRINTED = frozenset({"epochs", "device", "checkpoint_every_batches", "keep_checkpoint"})
+_NOT_FINGERPRINTED = frozenset(
+    {"epochs", "device", "checkpoint_every_batches", "checkpoint_minutes", "keep_checkpoint"}
+)
 #: Initialisations: X2Static's uniform draw, or the rows of a given space.
 INITS = ("uniform", "vectors")
 # Domain separation of the derived random streams.
@@ -120,6 +125,8 @@ class X2StaticArgs:
     lr: float = 1e-3
     seed: int = 0
     checkpoint_every_batches: int = 200  # 0: only at epoch ends
+    # minutes of work between checkpoints (0: at every chance above; None: SIGTERM only)
+    checkpoint_minutes: float | None = DEFAULT_INTERVAL_MINUTES
     log_every: int = 50  # batches per loss-curve point (and at each epoch end)
     init: str = "uniform"  # uniform(-1/d, 1/d), as X2Static; "vectors": from init_vectors
     init_vectors: str | None = None  # a space (.npy or .vec) whose rows start their words
@@ -139,6 +146,11 @@ class X2StaticArgs:
             ("lr", self.lr > 0, "a positive number"),
             ("seed", self.seed >= 0, "an integer >= 0"),
             ("checkpoint_every_batches", self.checkpoint_every_batches >= 0, "an integer >= 0"),
+            (
+                "checkpoint_minutes",
+                self.checkpoint_minutes is None or self.checkpoint_minutes >= 0,
+                "None or a number of minutes >= 0",
+            ),
             ("log_every", self.log_every >= 1, "an integer >= 1"),
             ("init", self.init in INITS, f"one of {list(INITS)}"),
             (
@@ -468,7 +480,10 @@ def train_x2static(
         )
     dist.check_agree([prog.epoch, prog.batch, prog.batches_done], f"where to resume ({ckpt})")
 
+    clock = CheckpointClock.from_minutes(args.checkpoint_minutes)
+
     def save() -> None:
+        clock.mark()
         if not dist.is_main:
             return
         _save_checkpoint(
@@ -581,10 +596,14 @@ def train_x2static(
                     info("x2static epoch %d/%d: loss %.5f", epoch + 1, args.epochs, mean)
                     prog.epoch_loss, prog.epoch_targets = 0.0, 0
                     prog.epoch, prog.batch = epoch + 1, 0
-                    save()
+                    # a kept checkpoint must hold the end of training
+                    last = prog.epoch == args.epochs and args.keep_checkpoint
+                    if last or clock.due():
+                        save()
                 elif (
                     args.checkpoint_every_batches
                     and prog.batches_done % args.checkpoint_every_batches == 0
+                    and clock.due()
                 ):
                     save()
                 if stop_requested():  # SIGTERM: checkpoint at this batch boundary, stop
