@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from xlalign.cli import build_parser
-from xlalign.cli.pretrain import checkpoint_minutes_of
+from xlalign.cli.common import checkpoint_minutes_of
 from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES
 
 

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from xlalign.cli.common import (
+    add_checkpoint_minutes,
     check_arg,
     check_paths,
+    checkpoint_minutes_of,
     fraction,
     input_dir,
     input_file,
@@ -25,7 +27,6 @@ from xlalign.cli.common import (
     report,
     unique_keys,
 )
-from xlalign.cli.pretrain import add_checkpoint_minutes, checkpoint_minutes_of
 
 
 def _config(path: str) -> dict[str, Any]:

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES
 from xlalign.core.errors import InputError
 from xlalign.core.io import json_safe
 
@@ -341,3 +342,42 @@ def unique_keys(option: str, keys: Iterable[str]) -> None:
         if key in seen:
             raise argparse.ArgumentTypeError(f"argument {option}: {key!r} given twice")
         seen.add(key)
+
+
+def checkpoint_minutes(text: str) -> float | None:
+    """``--checkpoint-minutes``: minutes >= 0 (0: at every chance), or ``none`` (on
+    SIGTERM only), as ``checkpoints.interval_minutes``."""
+    if text.strip().lower() in ("none", "null"):
+        return None
+    return float(nonnegative_float(text))
+
+
+def add_checkpoint_minutes(p: argparse.ArgumentParser, *, from_config: bool = False) -> None:
+    """The ``--checkpoint-minutes`` option of a command that trains (its resume
+    checkpoints). ``from_config``: left out, the attribute is absent and the command takes
+    its configuration's
+    ``checkpoints.interval_minutes`` (:func:`checkpoint_minutes_of`)."""
+    default = (
+        "the configuration's checkpoints.interval_minutes"
+        if from_config
+        else f"{DEFAULT_INTERVAL_MINUTES:g}"
+    )
+    p.add_argument(
+        "--checkpoint-minutes",
+        type=checkpoint_minutes,
+        metavar="M",
+        default=argparse.SUPPRESS if from_config else DEFAULT_INTERVAL_MINUTES,
+        help="minutes of work between two resume checkpoints in the work directory (0: at "
+        f"every chance; none: on SIGTERM only; a shorter run writes none; default: "
+        f"{default})",
+    )
+
+
+def checkpoint_minutes_of(args: argparse.Namespace, config: dict[str, object]) -> float | None:
+    """``--checkpoint-minutes`` when given, else ``checkpoints.interval_minutes`` of the
+    (validated) configuration."""
+    if hasattr(args, "checkpoint_minutes"):
+        return args.checkpoint_minutes  # type: ignore[no-any-return]
+    section = config.get("checkpoints") or {}
+    assert isinstance(section, dict)
+    return section.get("interval_minutes", DEFAULT_INTERVAL_MINUTES)  # type: ignore[no-any-return]

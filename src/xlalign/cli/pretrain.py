@@ -9,58 +9,19 @@ import sys
 from pathlib import Path
 
 from xlalign.cli.common import (
+    add_checkpoint_minutes,
     check_paths,
     input_dir,
     input_file,
     input_space,
     keyed,
-    nonnegative_float,
     nonnegative_int,
     output_dir,
     output_file,
     space_sides,
 )
 from xlalign.cli.zeroshot import _checked, _lang_files, _overrides
-from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES
 from xlalign.core.errors import ConfigError, InputError
-
-
-def checkpoint_minutes(text: str) -> float | None:
-    """``--checkpoint-minutes``: minutes >= 0 (0: at every evaluation), or ``none`` (on
-    SIGTERM only), as ``checkpoints.interval_minutes``."""
-    if text.strip().lower() in ("none", "null"):
-        return None
-    return float(nonnegative_float(text))
-
-
-def add_checkpoint_minutes(p: argparse.ArgumentParser, *, from_config: bool = False) -> None:
-    """The ``--checkpoint-minutes`` option of a command that pre-trains. ``from_config``:
-    left out, the attribute is absent and the command takes its configuration's
-    ``checkpoints.interval_minutes`` (:func:`checkpoint_minutes_of`)."""
-    default = (
-        "the configuration's checkpoints.interval_minutes"
-        if from_config
-        else f"{DEFAULT_INTERVAL_MINUTES:g}"
-    )
-    p.add_argument(
-        "--checkpoint-minutes",
-        type=checkpoint_minutes,
-        metavar="M",
-        default=argparse.SUPPRESS if from_config else DEFAULT_INTERVAL_MINUTES,
-        help="minutes of work between two resume checkpoints in the work directory (0: at "
-        f"every evaluation; none: on SIGTERM only; a shorter run writes none; default: "
-        f"{default})",
-    )
-
-
-def checkpoint_minutes_of(args: argparse.Namespace, config: dict[str, object]) -> float | None:
-    """``--checkpoint-minutes`` when given, else ``checkpoints.interval_minutes`` of the
-    (validated) configuration."""
-    if hasattr(args, "checkpoint_minutes"):
-        return args.checkpoint_minutes  # type: ignore[no-any-return]
-    section = config.get("checkpoints") or {}
-    assert isinstance(section, dict)
-    return section.get("interval_minutes", DEFAULT_INTERVAL_MINUTES)  # type: ignore[no-any-return]
 
 
 def _two_files(text: str) -> str:

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 from xlalign.cli.common import (
+    add_checkpoint_minutes,
     check_paths,
     input_dir,
     input_file,
     keyed,
-    nonnegative_float,
     nonnegative_int,
     optional_input_file,
     output_dir,
@@ -21,7 +21,6 @@ from xlalign.cli.common import (
     positive_int,
     unique_keys,
 )
-from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES
 from xlalign.core.errors import InputError
 
 
@@ -45,14 +44,6 @@ def _json_object(text: str) -> dict:
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"expected a JSON object {{...}}, got {text!r}")
     return value
-
-
-def _checkpoint_minutes(text: str) -> float | None:
-    """``--checkpoint-minutes``: minutes >= 0, or ``none`` (as ``checkpoints.
-    interval_minutes``: null)."""
-    if text.strip().lower() in ("none", "null"):
-        return None
-    return float(nonnegative_float(text))
 
 
 def add_finetune(sub: argparse._SubParsersAction) -> None:
@@ -102,15 +93,7 @@ def add_finetune(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device")
     p.add_argument("--precision", choices=["auto", "fp32", "bf16", "fp16"], default="auto")
     p.add_argument("--no-model", action="store_true", help="keep no fine-tuned checkpoint")
-    p.add_argument(
-        "--checkpoint-minutes",
-        type=_checkpoint_minutes,
-        default=DEFAULT_INTERVAL_MINUTES,
-        metavar="M",
-        help="minutes of work between two resume checkpoints in the work directory (0: at "
-        "every evaluation; none: on SIGTERM only; a shorter run writes none; default: "
-        f"{DEFAULT_INTERVAL_MINUTES:g})",
-    )
+    add_checkpoint_minutes(p)
     p.add_argument(
         "--encoder-name", help="the encoder's name in the results (default: its directory's)"
     )
