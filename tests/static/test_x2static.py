@@ -257,6 +257,38 @@ def test_mismatched_checkpoint_is_ignored(tmp_path: Path, caplog: pytest.LogCapt
         np.testing.assert_array_equal(res.vectors, ref.vectors)
 
 
+@pytest.mark.parametrize(
+    ("minutes", "keep", "saves"),
+    [
+        (0, False, 9),  # every chance: batches 5 and 10, and the end of each of 3 epochs
+        (60, False, 0),  # a run shorter than the interval writes no checkpoint
+        (None, False, 0),  # SIGTERM only
+        (60, True, 1),  # a kept checkpoint still holds the end of training
+    ],
+)
+def test_checkpoints_follow_the_clock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, minutes: float | None, keep: bool, saves: int
+) -> None:
+    import xlalign.static.x2static as x2s
+
+    written: list[tuple[int, int]] = []
+    real = x2s._save_checkpoint
+
+    def spy(path: Path, state: dict) -> None:
+        written.append((state["epoch"], state["batch"]))
+        real(path, state)
+
+    monkeypatch.setattr(x2s, "_save_checkpoint", spy)
+    cache, vocab, _ = synthetic(n_sent=120)  # 15 batches of 8 an epoch
+    args = dataclasses.replace(FAST, checkpoint_minutes=minutes, keep_checkpoint=keep)
+    res = train_x2static(cache, vocab, args, output_dir=tmp_path / "o", progress=False)
+    assert len(written) == saves, written
+    if keep:
+        assert written == [(3, 0)] and checkpoint_path(tmp_path / "o").exists()
+    ref = train_x2static(cache, vocab, FAST, output_dir=tmp_path / "r", progress=False)
+    np.testing.assert_array_equal(res.vectors, ref.vectors)  # when it saves changes nothing
+
+
 _CHILD = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
