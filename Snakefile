@@ -34,6 +34,7 @@ include: "workflow/rules/zeroshot.smk"
 include: "workflow/rules/derived.smk"
 include: "workflow/rules/metapretrain.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/learning_curve.smk"
 include: "workflow/rules/track.smk"
 include: "workflow/rules/results.smk"
 

@@ -8,6 +8,7 @@ re-run after a finished size skips it.
 
 from __future__ import annotations
 
+import json
 from itertools import pairwise
 from pathlib import Path
 
@@ -312,3 +313,55 @@ def test_the_curve_scores_every_size_and_resumes(
     job.x2static = {**job.x2static, "epochs": 2}
     with pytest.raises(AssertionError, match="computed again"):
         lc.run_learning_curve(job)
+
+
+def test_the_cli_runs_the_curve_with_a_configs_settings(
+    world: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    from xlalign.cli import main
+
+    job = _job(world, tmp_path, tmp_path / "cache")  # spaces and identity dictionaries
+    build_teacher_cache(world["txt"], read_vocab(world["vocab"]), world["enc"], job.cache_dir, **KW)
+    cfg = {
+        "name": "cli",
+        "languages": ["en", "de"],
+        "seeds": [1],
+        "extract": {
+            "layer": 2,
+            "max_length": 12,
+            "epochs": 1,
+            "batch_sentences": 4,
+            "negatives": 2,
+            "vocab": {"min_count": 1},
+            "aggregation": {"max_contexts": 2},
+        },
+        "evaluate": {"csls_k": 3},
+        "learning_curve": {"fractions": [0.3, 0.6], "seed": 4},
+    }
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    dic = job.train_dictionary.parent
+    argv = [
+        "learning-curve", "--lang", "de", "--config", str(tmp_path / "c.yaml"),
+        "--corpus", str(world["txt"]), "--cache", str(job.cache_dir),
+        "--vocab", str(world["vocab"]), "--encoder", str(world["enc"]),
+        "--x2s-m", str(job.spaces["x2s-m"]), str(job.hub_spaces["x2s-m"]),
+        "--aggregate", str(job.spaces["aggregate"]), str(job.hub_spaces["aggregate"]),
+        "--train", str(dic / "train.txt"), "--test", str(dic / "test.txt"),
+        "--test-reverse", str(dic / "test.txt"), "--fractions", "0.5", "-o", str(tmp_path / "o"),
+    ]  # fmt: skip
+    assert main(argv) in (0, None)
+    out = json.loads(capsys.readouterr().out)
+    assert out["fractions"] == [0.5] and out["subset_seed"] == 4 and out["hub"] == "en"
+    summary = read_json(tmp_path / "o" / "learning_curve.json")
+    assert [r["method"] for r in summary["rows"]] == ["x2s-m-cli", "aggregate-cli"] * 2
+    assert "joint/en-de/csls/miss" in summary["rows"][0]
+    assert (tmp_path / "o" / "learning_curve.png").stat().st_size > 0
+    # a cache without the size's sums: the aggregation encoded the size's sentences itself
+    part = read_json(tmp_path / "o" / "sizes" / "lines15.json")
+    assert part["record"]["methods"]["aggregate"]["sums"] == "own encoder pass"
+    # the hub is not a curve language
+    bad = [*argv[:2], "en", *argv[3:]]
+    assert main(bad) not in (0, None)
+    assert "is the hub" in capsys.readouterr().err

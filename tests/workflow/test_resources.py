@@ -20,9 +20,11 @@ from xlalign.workflow import resources as jobsize
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-#: The jobs that run the configured encoder.
+#: The jobs that run the configured encoder (learning_curve: X2S-M training, and the
+#: aggregation's encoder when the teacher left no sums of a size).
 ENCODER_JOBS = (
     "teacher", "x2static", "aggregate", "finetune", "retrieve", "pretrain", "analyse_encoder",
+    "learning_curve",
 )  # fmt: skip
 #: The jobs that train or fine-tune a from-scratch model (derived languages, meta-pretraining).
 SCRATCH_JOBS = ("derived_pretrain", "derived_evaluate", "meta_mono", "meta_cross", "meta_evaluate")

@@ -33,6 +33,9 @@ rule vocab:
 # (aggregate-seed<seed>.npz beside meta.json, resumed with the shards): `aggregate` then
 # runs no encoder. The seeds come from the config in the script, not params, so adding a
 # seed re-runs nothing here (the new seed's `aggregate` encodes on its own).
+# For a learning_curve language it also sums each size's samples (its lines only, beside
+# the others as aggregate-seed<seed>-lines<n>.npz), also from the config: `learning_curve`
+# encodes a size's sampled sentences itself when they are missing.
 rule teacher:
     input:
         txt=rules.segment.output.txt,

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from xlalign.corpus.vocab import read_vocab
 from xlalign.static.aggregation import teacher_pass_seeds
+from xlalign.static.learning_curve import size_collectors
 from xlalign.static.teacher import build_teacher_cache
 from xlalign.workflow.jobscript import job_logging
 
@@ -14,18 +15,42 @@ with job_logging(snakemake):
     # aggregate job checks (and computes itself when missing), so a change of seeds or of
     # max_contexts must not re-run this job and every X2S-M job after it.
     seeds = teacher_pass_seeds(cfg, int(snakemake.wildcards.sseed))
+    lang, lc = snakemake.wildcards.lang, cfg["learning_curve"]
+    out = Path(snakemake.output.stats).parent
+    # A learning-curve language: the same pass collects each size's aggregation samples
+    # (fingerprinted with the size's lines; the learning_curve job encodes them itself
+    # when missing, so this too is read from the config).
+    subsets = (
+        size_collectors(
+            snakemake.input.txt,
+            snakemake.input.encoder,
+            out,
+            seeds=seeds,
+            fractions=lc["fractions"],
+            subset_seed=lc["seed"],
+            vocab_opts=cfg["extract"]["vocab"],
+            layer=p.layer,
+            pooling=p.pooling,
+            max_length=p.max_length,
+            max_contexts=cfg["extract"]["aggregation"]["max_contexts"],
+            language=lang,
+        )
+        if lc["enabled"] and lang in lc["languages"] and seeds and p.context != "x2static-code"
+        else []
+    )
     build_teacher_cache(
         snakemake.input.txt,
         read_vocab(snakemake.input.vocab),
         snakemake.input.encoder,
-        Path(snakemake.output.stats).parent,
+        out,
         layer=p.layer,
         pooling=p.pooling,
         context=p.context,
         max_length=p.max_length,
         batch_tokens=p.batch_tokens,
         threads=snakemake.threads,
-        language=snakemake.wildcards.lang,
+        language=lang,
         aggregation_seeds=seeds,
         max_contexts=cfg["extract"]["aggregation"]["max_contexts"],
+        subset_collectors=subsets,
     )

@@ -330,6 +330,54 @@ class LearningCurveJob:
         return {k: v for k, v in asdict(self).items() if k in keep}
 
 
+def job_from_config(
+    cfg: Mapping[str, Any],
+    *,
+    language: str,
+    seed: int,
+    test: tuple[Path, Path],
+    fractions: Sequence[float] | None = None,
+    subset_seed: int | None = None,
+    **paths: Any,
+) -> LearningCurveJob:
+    """A job with a validated configuration's settings (``test``: the hub->language and
+    language->hub test files; ``paths``: the other :class:`LearningCurveJob` fields)."""
+    ext, lc, hub = cfg["extract"], cfg["learning_curve"], cfg["align"]["hub"]
+    if language == hub:
+        raise ConfigError(f"learning curve: {language!r} is the hub; its corpus stays whole")
+    fractions = list(lc["fractions"] if fractions is None else fractions)
+    check_fractions(fractions, "fractions")
+    return LearningCurveJob(
+        language=language,
+        hub=hub,
+        name=cfg["name"],
+        test={f"{hub}-{language}": test[0], f"{language}-{hub}": test[1]},
+        fractions=fractions,
+        subset_seed=int(lc["seed"] if subset_seed is None else subset_seed),
+        seed=seed,
+        vocab_opts=dict(ext["vocab"]),
+        x2static={
+            k: ext[k] for k in ("epochs", "batch_sentences", "negatives", "subsample_t", "lr")
+        },
+        aggregation={
+            "layer": ext["layer"],
+            "pooling": ext["pooling"],
+            "max_length": ext["max_length"],
+            "max_contexts": ext["aggregation"]["max_contexts"],
+            "batch_tokens": ext["batch_tokens"],
+        },
+        align={
+            "recipe": cfg["align"]["recipe"],
+            "options": cfg["align"]["options"],
+            "empty": cfg["align"]["empty_dictionary"],
+            "degenerate": cfg["align"]["degenerate_dictionary"],
+        },
+        retrievals=list(cfg["evaluate"]["retrieval"]),
+        csls_k=int(cfg["evaluate"]["csls_k"]),
+        **paths,
+    )
+
+
 def _x2static_args(job: LearningCurveJob) -> Any:
     from xlalign.static.x2static import X2StaticArgs
 
@@ -578,7 +626,22 @@ def summary(job: LearningCurveJob, records: list[dict[str, Any]]) -> dict[str, A
                     **{k: v for k, v in scores.items() if k.count("/") >= 2},
                 }
             )
+    # for the MLflow mirror: every score a metric, each curve a history (step = size)
+    scores = {
+        f"{row['size']}.{row['method']}": {k: v for k, v in row.items() if k.count("/") >= 2}
+        for row in rows
+    }
+    curves = {
+        f"{method}-{job.name}.joint.{d}.{r}": [
+            float(x[f"joint/{d}/{r}/miss"]) for x in rows if x["method"] == f"{method}-{job.name}"
+        ]
+        for method in METHODS
+        for d in job.test
+        for r in job.retrievals
+    }
     return {
+        "scores": scores,
+        "curves": curves,
         "language": job.language,
         "hub": job.hub,
         "fractions": job.fractions,

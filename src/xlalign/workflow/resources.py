@@ -258,6 +258,7 @@ THREADS = {
     "teacher": 8,
     "x2static": 8,
     "aggregate": 8,
+    "learning_curve": 8,
     "map_unsupervised": 8,
     "map_space": 4,
     "select_space": 4,
@@ -279,6 +280,7 @@ THREADS = {
 #: full-size encoder is a GPU configuration, and theirs are 001's / 004's sizes there).
 GPU_STAGES = (
     "teacher", "x2static", "aggregate", "finetune", "retrieve", "pretrain", "analyse_encoder",
+    "learning_curve",
     "derived_pretrain", "derived_evaluate", "meta_mono", "meta_cross", "meta_evaluate",
 )  # fmt: skip
 
@@ -585,6 +587,20 @@ def _aggregate(job: Job) -> Need:
     mem = _encoder_mem_mb(job) + v * d * 12 / MB + v * k * (16 + 60) / MB
     seconds = job.occurrences / COUNT_TOKENS_S + _encode_seconds(job, encoded)
     return Need(mem, seconds, v * d * (VEC_TEXT_BYTES + NPY_BYTES) / MB + v * 30 / MB)
+
+
+def _learning_curve(job: Job) -> Need:
+    """An X2S-M training per size (the sizes' occurrences: the sum of the fractions times
+    the corpus's), the aggregation's encoder pass as a bound (only when the teacher's pass
+    left no sums of a size), and a mapping and BLI per size and method (seconds each)."""
+    frac = sum(float(f) for f in job.cfg["learning_curve"]["fractions"])
+    x2s, agg = _x2static(job), _aggregate(job)
+    seconds = (
+        frac * (x2s.seconds - 60) + 60 + 30 * 2 * (len(job.cfg["learning_curve"]["fractions"]) + 1)
+    )
+    return Need(
+        max(x2s.mem_mb, agg.mem_mb), seconds + frac * agg.seconds, x2s.disk_mb + agg.disk_mb
+    )
 
 
 def _split_dictionary(job: Job) -> Need:
@@ -1082,6 +1098,7 @@ STAGES: dict[str, Callable[[Job], Need]] = {
     "teacher": _teacher,
     "x2static": _x2static,
     "aggregate": _aggregate,
+    "learning_curve": _learning_curve,
     "split_dictionary": _split_dictionary,
     "map_space": _map_space,
     "select_space": _select_space,

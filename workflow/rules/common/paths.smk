@@ -575,6 +575,19 @@ def analyses_targets():
     return out
 
 
+def learning_curve_targets():
+    """The learning curve of X2S-M against aggregation, per configured language and seed."""
+    lc = config["learning_curve"]
+    if not lc["enabled"]:
+        return []
+    return [
+        output_path(rules.learning_curve, key, seed=seed, lang=lang)
+        for seed in SEEDS
+        for lang in lc["languages"]
+        for key in ("stats", "figure")
+    ]
+
+
 def results_targets():
     """The statistics tables and the figures (whenever BLI or zero-shot results exist),
     and their MLflow mirror."""
@@ -604,6 +617,7 @@ def all_targets():
     targets += wordalign_targets()
     targets += zeroshot_targets()
     targets += analyses_targets()
+    targets += learning_curve_targets()
     targets += results_targets()
     if config["tracking"]["enabled"]:
         targets += [output_path(rules.track, "summary", seed=seed) for seed in SEEDS]
