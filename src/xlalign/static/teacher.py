@@ -210,17 +210,15 @@ def context_vectors(
     """
     dim = vectors.shape[1]
     valid = ~np.isnan(vectors[:, 0]) if len(words) else np.zeros(0, dtype=bool)
-    ids: list[int] = []
-    pos: list[int] = []
-    for j, w in enumerate(words):
-        v = vocab.lookup(w)
-        if v is None:
-            counts["oov"] += 1
-        elif not valid[j]:
-            counts["no_vector"] += 1
-        else:
-            ids.append(v)
-            pos.append(j)
+    # one pass of plain Python over the words (no per-word numpy indexing): this runs for
+    # every sentence of the corpus beside the encoder
+    index, has_vector = vocab.index, valid.tolist()
+    found = [index.get(t) for t in map(vocab.normalise, words)]
+    pos = [j for j, v in enumerate(found) if v is not None and has_vector[j]]
+    ids = [found[j] for j in pos]
+    n_oov = found.count(None)
+    counts["oov"] += n_oov
+    counts["no_vector"] += len(found) - n_oov - len(pos)
     n = int(valid.sum())
     if not ids:
         return np.zeros(0, np.int32), np.zeros((0, dim), np.float32)
