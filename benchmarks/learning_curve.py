@@ -92,7 +92,7 @@ from xlalign.evaluation.bli import bli_direction
 from xlalign.mapping.hub import map_to_hub
 from xlalign.reporting.plots import learning_curve, learning_curve_from_summary
 from xlalign.static.aggregation import aggregate_vectors, save_aggregated
-from xlalign.static.learning_curve import CacheView
+from xlalign.learning_curve.curve import CacheView
 from xlalign.static.spaces import save_space
 from xlalign.static.teacher import TeacherCache, build_teacher_cache
 from xlalign.static.vectors import load_space
@@ -145,7 +145,7 @@ DEFAULT_RECIPES = ["paper", "embedded"]
 # --------------------------------------------------------------------------- the cache view
 
 
-# CacheView: xlalign.static.learning_curve (the workflow's learning-curve stage uses it too)
+# CacheView: xlalign.learning_curve.curve (the workflow's learning-curve stage uses it too)
 
 
 def subsequence_lines(small: Path, large: Path, language: str) -> np.ndarray:

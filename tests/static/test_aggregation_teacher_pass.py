@@ -26,10 +26,10 @@ from xlalign.static.aggregation import (
     TEACHER_SUMS,
     aggregate_vectors,
     sampled_by_line,
-    teacher_pass_seeds,
     vectors_from_teacher,
 )
 from xlalign.static.teacher import TeacherCache, build_teacher_cache
+from xlalign.workflow.paths import teacher_pass_seeds
 
 CORPUS = [
     "The cat sat on the mat .",

@@ -1,4 +1,4 @@
-# The learning curve of X2S-M against aggregation (xlalign.static.learning_curve): BLI of
+# The learning curve of X2S-M against aggregation (xlalign.learning_curve.curve): BLI of
 # both methods at seeded subsets of a language's corpus and at the whole of it (the run's
 # spaces), unmapped and mapped into the hub as the run maps, on the run's test split. No
 # encoder runs here: X2S-M trains from a view of the teacher cache, and the teacher's pass

@@ -1,9 +1,9 @@
 """Snakemake job: the learning curve of X2S-M against aggregation for one language and seed
-(see xlalign.static.learning_curve)."""
+(see xlalign.learning_curve.curve)."""
 
 from pathlib import Path
 
-from xlalign.static.learning_curve import (
+from xlalign.learning_curve.curve import (
     LearningCurveJob,
     run_learning_curve,
     write_learning_curve,

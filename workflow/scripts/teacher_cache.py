@@ -4,10 +4,10 @@ in the same encoder pass the aggregation baseline's sums of the seeds that use t
 from pathlib import Path
 
 from xlalign.corpus.vocab import read_vocab
-from xlalign.static.aggregation import teacher_pass_seeds
-from xlalign.static.learning_curve import size_collectors
+from xlalign.learning_curve.curve import size_collectors
 from xlalign.static.teacher import build_teacher_cache
 from xlalign.workflow.jobscript import job_logging
+from xlalign.workflow.paths import teacher_pass_seeds
 
 with job_logging(snakemake):
     p, cfg = snakemake.params, snakemake.config

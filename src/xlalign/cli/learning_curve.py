@@ -1,5 +1,5 @@
 """The ``learning-curve`` command: X2S-M against aggregation by corpus size, from a run's
-files (:mod:`xlalign.static.learning_curve`, the workflow's ``learning_curve`` job)."""
+files (:mod:`xlalign.learning_curve.curve`, the workflow's ``learning_curve`` job)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def add_learning_curve(sub: argparse._SubParsersAction) -> None:
 
 def _cmd_learning_curve(args: argparse.Namespace) -> None:
     from xlalign import config as xlconfig
-    from xlalign.static.learning_curve import (
+    from xlalign.learning_curve.curve import (
         job_from_config,
         run_learning_curve,
         write_learning_curve,

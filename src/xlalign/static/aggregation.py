@@ -48,7 +48,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -359,19 +359,6 @@ def read_teacher_sums(
             log.info("%s: %s; the aggregation runs the encoder itself", path, why)
         return None
     return state["arrays"]["sums"], state["arrays"]["n"], int(state["dropped"])
-
-
-def teacher_pass_seeds(cfg: Mapping[str, Any], sample_seed: int) -> list[int]:
-    """The training seeds whose aggregation sums the teacher's pass over the corpus of
-    ``sample_seed`` collects: those using that corpus, when the configuration asks for the
-    baseline (``extract.aggregation.enabled``) or starts X2S-M from it (``extract.init:
-    aggregation``); none otherwise."""
-    from xlalign.config.validate import sample_seed_for
-
-    ext = cfg["extract"]
-    if not (ext["aggregation"]["enabled"] or ext["init"] == "aggregation"):
-        return []
-    return sorted(int(s) for s in cfg["seeds"] if sample_seed_for(cfg, int(s)) == sample_seed)
 
 
 def vectors_from_teacher(

@@ -388,7 +388,7 @@ def build_teacher_cache(
     (and, for each of ``aggregation_seeds``, the aggregation baseline's sums of up to
     ``max_contexts`` sampled occurrences per word: see the module docstring).
     ``subset_collectors`` collect the same over subsets of the lines (the learning curve's
-    sizes, :mod:`xlalign.static.learning_curve`), written as their own sums files.
+    sizes, :mod:`xlalign.learning_curve.curve`), written as their own sums files.
 
     Returns ``out_dir``. A complete cache built with the same configuration is reused as
     is; one built with another configuration is removed and rebuilt (with a warning); an

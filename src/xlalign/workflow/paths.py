@@ -12,6 +12,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from xlalign.config import segment_tool
+from xlalign.config.validate import sample_seed_for
 from xlalign.core.errors import ConfigError
 from xlalign.core.languages import UDPIPE
 
@@ -301,3 +302,14 @@ def download_targets(cfg: Mapping[str, Any]) -> list[str]:
         out.append(semeval_file())
     out += [m for lang in langs if (m := udpipe_model(cfg, lang)) and "/download/" in m]
     return out
+
+
+def teacher_pass_seeds(cfg: Mapping[str, Any], sample_seed: int) -> list[int]:
+    """The training seeds whose aggregation sums the teacher's pass over the corpus of
+    ``sample_seed`` collects: those using that corpus, when the configuration asks for the
+    baseline (``extract.aggregation.enabled``) or starts X2S-M from it (``extract.init:
+    aggregation``); none otherwise."""
+    ext = cfg["extract"]
+    if not (ext["aggregation"]["enabled"] or ext["init"] == "aggregation"):
+        return []
+    return sorted(int(s) for s in cfg["seeds"] if sample_seed_for(cfg, int(s)) == sample_seed)

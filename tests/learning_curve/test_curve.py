@@ -19,7 +19,7 @@ from tiny_encoder import make_fixed_vocab_encoder
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import read_json
 from xlalign.corpus.vocab import build_vocab, read_vocab, write_vocab
-from xlalign.static import learning_curve as lc
+from xlalign.learning_curve import curve as lc
 from xlalign.static.aggregation import (
     aggregate_vectors,
     mean_vectors,
