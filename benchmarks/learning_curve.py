@@ -89,10 +89,10 @@ from xlalign.corpus.segment import make_segmenter, segment_file
 from xlalign.corpus.sources import iter_sources
 from xlalign.corpus.vocab import Vocab, build_vocab, read_vocab, write_vocab
 from xlalign.evaluation.bli import bli_direction
+from xlalign.learning_curve.curve import CacheView
 from xlalign.mapping.hub import map_to_hub
 from xlalign.reporting.plots import learning_curve, learning_curve_from_summary
 from xlalign.static.aggregation import aggregate_vectors, save_aggregated
-from xlalign.learning_curve.curve import CacheView
 from xlalign.static.spaces import save_space
 from xlalign.static.teacher import TeacherCache, build_teacher_cache
 from xlalign.static.vectors import load_space
