@@ -22,7 +22,8 @@ with job_logging(snakemake):
         encoder_dir=Path(inp.encoder),
         spaces={"x2s-m": Path(inp.x2s), "aggregate": Path(inp.agg)},
         hub_spaces={"x2s-m": Path(inp.hub_x2s), "aggregate": Path(inp.hub_agg)},
-        train_dictionary=Path(inp.dictionary),
+        # train_dictionary() gives a one-file list (none only for the hub, never here)
+        train_dictionary=Path(inp.dictionary[0]),
         test={d: Path(f) for d, f in p.test.items()},
         fractions=list(p.fractions),
         subset_seed=int(p.subset_seed),
