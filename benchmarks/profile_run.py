@@ -8,11 +8,16 @@ rule's ``benchmark:`` file, under ``logs/`` or ``results/<name>/benchmarks/``) g
 what the job's processes used. Nothing is run and nothing in the run dir is written.
 
     .venv/bin/python benchmarks/profile_run.py RUN_DIR [--snakemake-log FILE] [--jobs]
-        [--out PROFILE.md] [--json PROFILE.json] [--compare BEFORE.json]
+        [--out PROFILE.md] [--json PROFILE.json] [--compare BEFORE.json] [--io RUN_IO.json]
 
 ``--json`` writes the profile machine-readable; ``--compare BEFORE.json`` (a profile of an
 earlier run written with ``--json``) adds the ratios after/before, per rule and in total.
-The Markdown goes to stdout, or to ``--out``.
+The Markdown goes to stdout, or to ``--out``. ``--io RUN_IO.json`` (written by
+``benchmarks/run_io.py --json RUN_IO.json -- make run``) adds to the totals the kernel's
+count for the whole process tree of the run: writes (``write_bytes``, and net of
+``cancelled_write_bytes``), reads, CPU (user + sys) and wall, the faithful figures where
+the benchmark files undercount (see the caveat below); they are stored in the profile's
+JSON under ``process_tree`` and compared by ``--compare`` when both profiles have them.
 
 Columns (all sums are over the jobs that finished in this log):
 
@@ -835,6 +840,18 @@ def render_compare(before: dict[str, Any], after: dict[str, Any], where: str) ->
             ("concurrency", "concurrency"),
         )
     ]
+    pb, pa = before.get("process_tree"), after.get("process_tree")
+    if isinstance(pb, dict) and isinstance(pa, dict):
+        total_rows += [
+            [name, *cells(pb.get(key), pa.get(key))]
+            for key, name in (
+                ("write_gib", "process tree writes GiB"),
+                ("write_net_gib", "process tree writes net of cancelled GiB"),
+                ("read_gib", "process tree reads GiB"),
+                ("cpu_s", "process tree CPU s"),
+                ("wall_s", "process tree wall s"),
+            )
+        ]
     total_rows.append(
         [
             "critical path s",
@@ -875,6 +892,82 @@ def render_compare(before: dict[str, Any], after: dict[str, Any], where: str) ->
     )
 
 
+RUN_IO_FORMAT = "xlalign-run-io/1"
+
+
+def read_run_io(path: Path) -> dict[str, Any]:
+    """The process tree's totals from a ``run_io.py --json`` record."""
+    rec = read_json(path)
+    if not isinstance(rec, dict) or rec.get("format") != RUN_IO_FORMAT:
+        raise InputError(f"{path}: not a record written by run_io.py --json ({RUN_IO_FORMAT})")
+    io, ru = rec.get("io"), rec.get("rusage_children")
+    if not isinstance(io, dict) or not isinstance(ru, dict):
+        raise InputError(f"{path}: keys 'io' and 'rusage_children' must be objects")
+
+    def num(d: dict[str, Any], key: str) -> float | None:
+        v = d.get(key)
+        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+    def gib(v: float | None) -> float | None:
+        return None if v is None else v / 2**30
+
+    write, cancelled = num(io, "write_bytes"), num(io, "cancelled_write_bytes")
+    user, sys_ = num(ru, "user_s"), num(ru, "sys_s")
+    rss = num(ru, "max_rss_kib")
+    return {
+        "source": str(path),
+        "command": rec.get("command"),
+        "returncode": rec.get("returncode"),
+        "wall_s": num(rec, "wall_s"),
+        "write_gib": gib(write),
+        "write_net_gib": None if write is None else gib(write - (cancelled or 0.0)),
+        "read_gib": gib(num(io, "read_bytes")),
+        "wchar_gib": gib(num(io, "wchar")),
+        "cpu_s": None if user is None or sys_ is None else user + sys_,
+        "max_rss_mb": None if rss is None else rss / 1024,
+    }
+
+
+def render_io(t: dict[str, Any], pt: dict[str, Any]) -> str:
+    """Markdown: the process tree's measured totals beside the benchmark-file sums."""
+    return "\n".join(
+        [
+            "",
+            f"## Process tree of the run, measured by run_io.py (`{pt['source']}`)",
+            "",
+            f"Command `{' '.join(map(str, pt['command'] or []))}`, exit status "
+            f"{pt['returncode']}. The benchmark files undercount: Snakemake samples each job "
+            "at 0.5 s, then 30 s intervals and never at its end, so what a job writes in its "
+            "last seconds (a model saved at the end) is missing from their sums; the kernel's "
+            "counters of the reaped process tree miss nothing that was waited for.",
+            "",
+            _table(
+                ["metric", "process tree (kernel)", "benchmark files summed"],
+                [
+                    ["writes (GiB, write_bytes)", _f(pt["write_gib"], 3), _f(t["io_out_gib"], 3)],
+                    [
+                        "writes net of cancelled (GiB)",
+                        _f(pt["write_net_gib"], 3),
+                        "",
+                    ],
+                    [
+                        "reads (GiB, read_bytes)",
+                        _f(pt["read_gib"], 3),
+                        _f(None if t["io_in_mb_sum"] is None else t["io_in_mb_sum"] / 1024, 3),
+                    ],
+                    ["CPU user + sys (s)", _f(pt["cpu_s"]), _f(t["cpu_s_sum"])],
+                    [
+                        "wall (s; benchmark: summed over jobs)",
+                        _f(pt["wall_s"]),
+                        _f(t["wall_s_sum"]),
+                    ],
+                ],
+            ),
+            "",
+        ]
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("run_dir", type=Path, help="repository clone the run happened in")
@@ -888,6 +981,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="write the Markdown here instead of stdout")
     ap.add_argument("--json", type=Path, help="write the profile as JSON here")
     ap.add_argument("--compare", type=Path, help="a profile JSON of an earlier run")
+    ap.add_argument(
+        "--io", type=Path, help="the run's run_io.py --json record: the process tree's totals"
+    )
     args = ap.parse_args(argv)
     try:
         if not args.run_dir.is_dir():
@@ -896,10 +992,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.compare:
             before = _check_profile(read_json(args.compare), str(args.compare))
         p = profile(args.run_dir, args.snakemake_log)
+        if args.io:
+            p["process_tree"] = read_run_io(args.io)
     except InputError as exc:
         print(f"profile_run: error: {exc}", file=sys.stderr)
         return 2
     text = render(p, jobs=args.jobs)
+    if p.get("process_tree"):
+        text += render_io(p["totals"], p["process_tree"])
     if before is not None:
         text += render_compare(before, p, str(args.compare))
     if args.json:

@@ -346,3 +346,58 @@ def test_cli_markdown_json_and_compare(run: Path, tmp_path: Path) -> None:
     not_profile = tmp_path / "x.json"
     not_profile.write_text('{"a": 1}')
     assert pr.main([str(after), "--compare", str(not_profile)]) == 2
+
+
+def _run_io_json(path: Path, write: int, cancelled: int, cpu: float, wall: float) -> Path:
+    rec = {
+        "format": "xlalign-run-io/1",
+        "command": ["make", "run"],
+        "returncode": 0,
+        "wall_s": wall,
+        "io": {
+            "rchar": 1,
+            "wchar": write,
+            "read_bytes": 2**30,
+            "write_bytes": write,
+            "cancelled_write_bytes": cancelled,
+        },
+        "rusage_children": {"user_s": cpu - 10.0, "sys_s": 10.0, "max_rss_kib": 2048},
+    }
+    path.write_text(json.dumps(rec))
+    return path
+
+
+def test_io_adds_the_process_tree_beside_the_benchmark_sums(run: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "plain.md"
+    assert pr.main([str(run), "--out", str(plain)]) == 0
+    assert "Process tree" not in plain.read_text()
+    io = _run_io_json(tmp_path / "io.json", 3 * 2**30, 2**29, 120.0, 60.0)
+    md, js = tmp_path / "p.md", tmp_path / "p.json"
+    assert pr.main([str(run), "--io", str(io), "--out", str(md), "--json", str(js)]) == 0
+    text = md.read_text()
+    # the fixture's benchmarks sum io_out to 1,100 MB (use_model 700, others 400)
+    assert "undercount" in text
+    assert "| writes (GiB, write_bytes) | 3.000 |" in text
+    assert "| writes net of cancelled (GiB) | 2.500 |" in text
+    assert "| reads (GiB, read_bytes) | 1.000 |" in text
+    assert "| CPU user + sys (s) | 120.0 |" in text
+    assert "| wall (s; benchmark: summed over jobs) | 60.0 | 43.3 |" in text
+    saved = json.loads(js.read_text())
+    assert saved["process_tree"]["write_net_gib"] == pytest.approx(2.5)
+    # compared when both profiles have it
+    io2 = _run_io_json(tmp_path / "io2.json", 6 * 2**30, 0, 240.0, 90.0)
+    out = tmp_path / "cmp.md"
+    args = [str(run), "--io", str(io2), "--compare", str(js), "--out", str(out)]
+    assert pr.main(args) == 0
+    text = out.read_text()
+    assert "| process tree writes GiB | 3.0 | 6.0 | 2.00 |" in text
+    assert "| process tree CPU s | 120.0 | 240.0 | 2.00 |" in text
+    # not shown when the earlier profile lacks it
+    plain_json = tmp_path / "plain.json"
+    assert pr.main([str(run), "--json", str(plain_json), "--out", str(plain)]) == 0
+    args = [str(run), "--io", str(io2), "--compare", str(plain_json), "--out", str(out)]
+    assert pr.main(args) == 0
+    assert "process tree writes" not in out.read_text()
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"a": 1}')
+    assert pr.main([str(run), "--io", str(bad)]) == 2
