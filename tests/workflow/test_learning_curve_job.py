@@ -4,38 +4,20 @@ mirrored by the seed's `track` job; none when the block is disabled."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from dry_run import dry_run_jobs, key_values
+from dry_run import dry_run, key_values
 
 from xlalign import config as xlconfig
 
 ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
-ENV = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"}
 RES = "results/embedded"
-
-
-def _dry(cwd: Path, *args: str) -> list[tuple[str, dict[str, str]]]:
-    r = subprocess.run(
-        [str(BIN / "snakemake"), "-s", str(ROOT / "Snakefile"), "-n", "all", *args],
-        cwd=cwd,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert r.returncode == 0, r.stdout + r.stderr
-    return dry_run_jobs(r.stdout + r.stderr)
 
 
 def test_all_draws_the_configured_curve_and_tracks_it(tmp_path: Path) -> None:
     cfg = xlconfig.load(ROOT / "config/config.yaml")
     langs = cfg["learning_curve"]["languages"]
-    jobs = _dry(tmp_path)
+    jobs = dry_run(tmp_path, "all")
     curve = [f for rule, f in jobs if rule == "learning_curve"]
     assert [key_values(f["wildcards"]) for f in curve] == [
         {"seed": str(s), "lang": lang} for s in cfg["seeds"] for lang in langs
@@ -64,6 +46,6 @@ def test_all_draws_the_configured_curve_and_tracks_it(tmp_path: Path) -> None:
 def test_disabled_curve_plans_no_job(tmp_path: Path) -> None:
     off = tmp_path / "off.yaml"
     off.write_text("learning_curve: {enabled: false}\n", encoding="utf-8")
-    jobs = _dry(tmp_path, "--configfile", str(ROOT / "config/config.yaml"), str(off))
+    jobs = dry_run(tmp_path, "all", "--configfile", str(ROOT / "config/config.yaml"), str(off))
     assert "learning_curve" not in {rule for rule, _ in jobs}
     assert "teacher" in {rule for rule, _ in jobs}
