@@ -123,10 +123,30 @@ def test_aggregates_in_mlflow(run: Path) -> None:
     folders = {f.path for f in client.list_artifacts(parent.info.run_id)}
     assert folders == {"plots", "tables", "figures"}  # figures: issue 17's analyses
     analyses = {f.path for f in client.list_artifacts(parent.info.run_id, "figures")}
-    assert analyses == {"figures/derived", "figures/metapretrain", "figures/analysis"}
+    # issue 26's learning curve beside issue 17's analyses
+    assert analyses == {
+        "figures/derived",
+        "figures/metapretrain",
+        "figures/analysis",
+        "figures/learning_curve",
+    }
     # the analyses' summaries as metrics: 001's correlation, Tables 1-2, ρ by layer
     assert "derived.spearman.pos-gold.n" in metrics
     assert any(k.startswith("derived.dictionary.") for k in metrics)
     assert any(k.startswith("analysis.spearman_layer.pos-gold.") for k in metrics)
     pngs = {f.path for f in client.list_artifacts(parent.info.run_id, "plots")}
     assert "plots/pretrain_loss_curves.png" in pngs
+
+
+@pytest.mark.slow
+def test_learning_curve_scores_each_size_and_the_full_corpus(run: Path) -> None:
+    cfg = embedded_config()["learning_curve"]
+    for lang in cfg["languages"]:
+        summary = _read(run / f"{RES}/learning_curve/seed0/{lang}.json")
+        rows = summary["rows"]
+        fractions = sorted({r["fraction"] for r in rows})
+        assert fractions == sorted([*cfg["fractions"], 1.0])
+        assert {r["method"] for r in rows} == {"x2s-m-embedded", "aggregate-embedded"}
+        sizes = [r["sentences"][lang] for r in rows if r["method"] == "x2s-m-embedded"]
+        assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes)  # nested, growing
+        assert (run / f"{RES}/figures/learning_curve/seed0/{lang}.png").stat().st_size > 0
