@@ -156,6 +156,27 @@ def test_per_language_filters() -> None:
     assert "segment.per_language.de" in msg and "min_token" in msg
 
 
+def test_per_language_sample_size() -> None:
+    from xlalign.config import max_sentences_for
+
+    cfg = validate(
+        {
+            **MINIMAL,
+            "corpus": {"max_sentences": 4500, "per_language": {"de": {"max_sentences": 20000}}},
+        }
+    )
+    assert max_sentences_for(cfg, "de") == 20000
+    assert max_sentences_for(cfg, "en") == 4500
+    assert max_sentences_for(cfg) == 20000  # a job over several languages: the largest
+    assert max_sentences_for(validate(MINIMAL)) == 1_000_000
+    msg = _bad({"corpus.per_language": {"fr": {"max_sentences": 10}}})
+    assert "corpus.per_language.fr" in msg and "not in `languages`" in msg
+    msg = _bad({"corpus.per_language": {"de": {"max_sentence": 10}}})
+    assert "corpus.per_language.de" in msg and "max_sentence" in msg
+    assert "corpus.per_language.de" in _bad({"corpus.per_language": {"de": {}}})
+    assert "max_sentences" in _bad({"corpus.per_language": {"de": {"max_sentences": 0}}})
+
+
 def test_local_encoder(tmp_path: Path) -> None:
     from xlalign.workflow.paths import encoder_dir
 

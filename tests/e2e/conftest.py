@@ -36,7 +36,10 @@ def _check_reused(run: Path) -> None:
     """Fail clearly when the reused run is not one of the e2e configuration (e.g. the
     full `make run`): its sizes, and the Slurm slice compared with it, would differ."""
     name = embedded_config()["name"]
-    want = embedded_config()["corpus"]["max_sentences"]
+    corpus = embedded_config()["corpus"]
+    want = (
+        corpus.get("per_language", {}).get("en", {}).get("max_sentences", corpus["max_sentences"])
+    )
     stats = run / f"results/{name}/corpus/s0/sample/en.json"
     try:
         got = json.loads(stats.read_text())["max_sentences"]

@@ -110,6 +110,17 @@ def test_grow_with_corpus_size(paper: dict[str, Any]) -> None:
     assert _est("sample", paper).mem_mb > _est("sample", small).mem_mb
 
 
+def test_per_language_sample_size_sizes_that_language_only(paper: dict[str, Any]) -> None:
+    small = _with(paper, "corpus.max_sentences", 100_000)
+    grown = _with(small, "corpus.per_language", {"de": {"max_sentences": 1_000_000}})
+    for stage in ("sample", "segment", "teacher", "x2static"):
+        de, en = {"lang": "de"}, {"lang": "en"}
+        assert _est(stage, grown, wildcards=de) == _est(stage, paper, wildcards=de), stage
+        assert _est(stage, grown, wildcards=en) == _est(stage, small, wildcards=en), stage
+    # a job over several languages is sized for the largest sample
+    assert _est("teacher", grown) == _est("teacher", paper)
+
+
 def test_grow_with_vocabulary(paper: dict[str, Any]) -> None:
     small = _with(paper, "extract.vocab.max_size", 20_000)
     for stage in ("x2static", "aggregate", "map_space", "select_space", "bli"):

@@ -21,7 +21,7 @@ rule sample:
         disk_mb=job_disk("sample"),
     params:
         sources=lambda wc: xlconfig.sources_for(config, wc.lang),
-        max_sentences=config["corpus"]["max_sentences"],
+        max_sentences=lambda wc: xlconfig.max_sentences_for(config, wc.lang),
         strategy=config["corpus"]["strategy"],
         max_paragraphs_scanned=config["corpus"]["max_paragraphs_scanned"],
     script:

@@ -41,6 +41,10 @@ with job_logging(snakemake):
             "encoder.source": cfg["encoder"]["source"],
             "encoder.name": cfg["encoder"]["name"],
             "corpus.max_sentences": cfg["corpus"]["max_sentences"],
+            **{
+                f"corpus.per_language.{lang}.max_sentences": v["max_sentences"]
+                for lang, v in sorted(cfg["corpus"]["per_language"].items())
+            },
             "corpus.strategy": cfg["corpus"]["strategy"],
             "corpus.seed": cfg["corpus"]["seed"],
             "segment.min_tokens": cfg["segment"]["min_tokens"],

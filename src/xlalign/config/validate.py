@@ -192,6 +192,10 @@ def _check_semantics(
         if lang not in langs:
             listed = ", ".join(langs)
             fail(f"corpus.sources.{lang}: language {lang!r} is not in `languages` ({listed})")
+    for lang in corpus["per_language"]:
+        if lang not in langs:
+            listed = ", ".join(langs)
+            fail(f"corpus.per_language.{lang}: language {lang!r} is not in `languages` ({listed})")
     for lang in langs:
         for j, src in enumerate(sources_for(cfg, lang)):
             _check_source(src, lang, f"corpus.sources.{lang}[{j}]", cfg, base_dir, fail)
@@ -651,6 +655,20 @@ def sources_for(cfg: Mapping[str, Any], lang: str) -> list[dict[str, Any]]:
     """The configured sources of ``lang`` (its own list, else ``corpus.default_sources``)."""
     corpus = cfg["corpus"]
     return list(corpus["sources"].get(lang, corpus["default_sources"]))
+
+
+def max_sentences_for(cfg: Mapping[str, Any], lang: str | None = None) -> int:
+    """Sentences sampled for ``lang``: its ``corpus.per_language`` override, else
+    ``corpus.max_sentences``; without a language, the largest of any language (an upper
+    bound for a job that reads several)."""
+    corpus = cfg["corpus"]
+    per = corpus.get("per_language", {})
+    if lang is None:
+        return max(
+            [int(corpus["max_sentences"])]
+            + [int(v["max_sentences"]) for k, v in per.items() if k in cfg["languages"]]
+        )
+    return int(per.get(lang, {}).get("max_sentences", corpus["max_sentences"]))
 
 
 def segment_tool(cfg: Mapping[str, Any], lang: str) -> str:

@@ -404,7 +404,7 @@ class Job:
     @property
     def sentences(self) -> int:
         """Sentences of a segmented corpus, an upper bound (the sample's estimate)."""
-        n = int(self.cfg["corpus"]["max_sentences"])
+        n = xlconfig.max_sentences_for(self.cfg, self.wildcards.get("lang") or None)
         cap = self.cfg["segment"]["max_sentences"]
         return min(n, int(cap)) if cap else n
 
@@ -478,7 +478,7 @@ def _fixed(mem_mb: float, seconds: float = 0.0, disk_mb: float = 0.0) -> Callabl
 def _sample(job: Job) -> Need:
     cfg, lang = job.cfg, job.wildcards.get("lang", "")
     corpus = cfg["corpus"]
-    n = int(corpus["max_sentences"])
+    n = xlconfig.max_sentences_for(cfg, lang or None)
     sources = xlconfig.sources_for(cfg, lang) if lang else list(corpus["default_sources"])
     measured = list(job.sizes.get("sources_mb") or [])
     seconds = 0.0
@@ -507,7 +507,8 @@ def _segment_rate(cfg: Mapping[str, Any], lang: str) -> float:
 
 
 def _segment(job: Job) -> Need:
-    n_in = int(job.cfg["corpus"]["max_sentences"])  # the sample's (estimated) sentences
+    # the sample's (estimated) sentences
+    n_in = xlconfig.max_sentences_for(job.cfg, job.wildcards.get("lang") or None)
     seconds = n_in / _segment_rate(job.cfg, job.wildcards.get("lang", ""))
     return Need(SEGMENTER_MB, seconds, job.sentences * TEXT_BYTES_PER_SENTENCE / MB)
 
