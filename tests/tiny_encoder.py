@@ -5,6 +5,8 @@
 - :func:`make_fixed_vocab_encoder`: a hand-written WordPiece vocabulary (:data:`TINY_VOCAB`)
   whose subword splits are known, with :func:`reference_vectors`, the brute-force word
   vectors of the full model, for the contextual, teacher and aggregation unit tests.
+- :func:`make_static_world`: a corpus file, its vocabulary and that encoder, the inputs of
+  the teacher, aggregation and learning-curve unit tests.
 """
 
 from __future__ import annotations
@@ -101,3 +103,15 @@ def reference_vectors(
             pick = {"mean": rows, "first": rows[:1], "last": rows[-1:]}[pooling]
             out[j] = hidden[pick].mean(axis=0)
     return out
+
+
+def make_static_world(out_dir: Path, corpus: list[str]) -> dict[str, Path]:
+    """``corpus`` as ``xx.txt`` (a line each), its vocabulary (``build_vocab`` with
+    ``min_count=1``) as ``vocab.tsv`` and :func:`make_fixed_vocab_encoder` as ``enc``."""
+    from xlalign.corpus.vocab import build_vocab, write_vocab
+
+    txt = out_dir / "xx.txt"
+    txt.write_text("".join(line + "\n" for line in corpus), encoding="utf-8")
+    vocab = out_dir / "vocab.tsv"
+    write_vocab(build_vocab(txt, min_count=1, max_size=None, language="xx"), vocab)
+    return {"txt": txt, "vocab": vocab, "enc": make_fixed_vocab_encoder(out_dir / "enc")}

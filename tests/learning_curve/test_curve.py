@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tiny_encoder import make_fixed_vocab_encoder
+from tiny_encoder import make_static_world
 
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import read_json
-from xlalign.corpus.vocab import build_vocab, read_vocab, write_vocab
+from xlalign.corpus.vocab import build_vocab, read_vocab
 from xlalign.learning_curve import curve as lc
 from xlalign.static.aggregation import (
     aggregate_vectors,
@@ -49,11 +49,7 @@ VOCAB = {"min_count": 1, "max_size": None, "lowercase": True}
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    d = tmp_path_factory.mktemp("world")
-    txt = d / "xx.txt"
-    txt.write_text("".join(line + "\n" for line in CORPUS), encoding="utf-8")
-    write_vocab(build_vocab(txt, min_count=1, max_size=None, language="xx"), d / "vocab.tsv")
-    return {"txt": txt, "vocab": d / "vocab.tsv", "enc": make_fixed_vocab_encoder(d / "enc")}
+    return make_static_world(tmp_path_factory.mktemp("world"), CORPUS)
 
 
 def _subset_file(txt: Path, lines: np.ndarray, out: Path) -> Path:
@@ -110,17 +106,21 @@ def test_the_teacher_pass_leaves_each_sizes_aggregation_sums(
     vocab = read_vocab(world["vocab"])
     out = tmp_path / "cache"
     fractions = [0.3, 0.6]
-    collectors = lc.size_collectors(
-        world["txt"],
-        world["enc"],
-        out,
-        seeds=[0],
-        fractions=fractions,
-        subset_seed=2,
-        vocab_opts=VOCAB,
-        language="xx",
-        **{k: AGG[k] for k in ("layer", "pooling", "max_length", "max_contexts")},
-    )
+
+    def collect() -> list:
+        return lc.size_collectors(
+            world["txt"],
+            world["enc"],
+            out,
+            seeds=[0],
+            fractions=fractions,
+            subset_seed=2,
+            vocab_opts=VOCAB,
+            language="xx",
+            **{k: AGG[k] for k in ("layer", "pooling", "max_length", "max_contexts")},
+        )
+
+    collectors = collect()
     assert [c.key for c in collectors] == ["0-lines9", "0-lines18"]
     build_teacher_cache(
         world["txt"],
@@ -160,17 +160,7 @@ def test_the_teacher_pass_leaves_each_sizes_aggregation_sums(
         assert np.count_nonzero(own.any(axis=1)) > 5
         np.testing.assert_allclose(got, own, rtol=1e-5, atol=1e-6)
     # the sums are there: a second pass collects nothing
-    again = lc.size_collectors(
-        world["txt"],
-        world["enc"],
-        out,
-        seeds=[0],
-        fractions=fractions,
-        subset_seed=2,
-        vocab_opts=VOCAB,
-        language="xx",
-        **{k: AGG[k] for k in ("layer", "pooling", "max_length", "max_contexts")},
-    )
+    again = collect()
     assert again == []
 
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import resume
-from tiny_encoder import make_fixed_vocab_encoder
+from tiny_encoder import make_static_world
 
 from xlalign.core import interrupt
-from xlalign.corpus.vocab import build_vocab, read_vocab, write_vocab
+from xlalign.corpus.vocab import read_vocab
 from xlalign.static import teacher
 from xlalign.static.aggregation import (
     TEACHER_SUMS,
@@ -56,11 +56,7 @@ def _no_request() -> None:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    d = tmp_path_factory.mktemp("world")
-    txt = d / "xx.txt"
-    txt.write_text("".join(line + "\n" for line in CORPUS), encoding="utf-8")
-    write_vocab(build_vocab(txt, min_count=1, max_size=None, language="xx"), d / "vocab.tsv")
-    return {"txt": txt, "vocab": d / "vocab.tsv", "enc": make_fixed_vocab_encoder(d / "enc")}
+    return make_static_world(tmp_path_factory.mktemp("world"), CORPUS)
 
 
 def _sums_files(out: Path) -> list[str]:
