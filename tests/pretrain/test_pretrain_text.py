@@ -138,6 +138,29 @@ def test_validation_paragraphs_never_in_train(tok) -> None:
     assert np.array_equal(alone.paragraph_indices["yy"], valid.paragraph_indices["yy"])
 
 
+def test_validation_max_sequences_keeps_each_languages_first_sequences(tok) -> None:
+    # xx: long paragraphs (a Bible chapter's share), yy: short ones (a help page's)
+    rng = np.random.default_rng(5)
+    texts = {
+        "xx": [" ".join(rng.choice(WORDS["xx"], size=60)) for _ in range(20)],
+        "yy": [" ".join(rng.choice(WORDS["yy"], size=3)) for _ in range(20)],
+    }
+    kw = dict(max_length=10, validation_paragraphs=4, seed=1)
+    train, full = TextCorpus.build(texts, tok, **kw)
+    train_c, capped = TextCorpus.build(texts, tok, validation_max_sequences=3, **kw)
+    block = 10 - 2
+    assert full.num_sequences("xx") > 3 and full.num_sequences("yy") <= 3
+    assert capped.num_sequences("xx") == 3 and capped.sequences["xx"] == full.sequences["xx"][:3]
+    assert capped.sequences["yy"] == full.sequences["yy"]  # under the cap: all of it
+    assert capped.stats()["xx"]["tokens"] == 3 * block
+    # the same paragraphs held out, the training corpus untouched
+    for lang in texts:
+        assert np.array_equal(capped.paragraph_indices[lang], full.paragraph_indices[lang])
+        assert train_c.sequences[lang] == train.sequences[lang]
+    with pytest.raises(ValueError, match="validation_max_sequences"):
+        TextCorpus.build(texts, tok, validation_max_sequences=0, **kw)
+
+
 def test_build_errors_name_the_language(tok) -> None:
     with pytest.raises(InputError, match="'yy'"):
         TextCorpus.build(

@@ -63,6 +63,7 @@ rule pretrain:
         work_dir=lambda wc: f"{RES}/pretrain/{wc.run}/s{wc.seed}.work",
         settings=pretrain_settings(),
         validation_paragraphs=config["pretrain"]["text"]["validation_paragraphs"],
+        validation_max_sequences=config["pretrain"]["text"]["validation_max_sequences"],
         hub=HUB,
         device=config["pretrain"]["device"],
         precision=config["pretrain"]["precision"],

@@ -20,6 +20,7 @@ with job_logging(snakemake):
         work_dir=par.work_dir,
         hub=par.hub,
         validation_paragraphs=par.validation_paragraphs,
+        validation_max_sequences=par.validation_max_sequences,
         device=par.device,
         precision=par.precision,
         checkpoint_minutes=checkpoint_minutes(snakemake),

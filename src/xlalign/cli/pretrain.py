@@ -18,6 +18,7 @@ from xlalign.cli.common import (
     nonnegative_int,
     output_dir,
     output_file,
+    positive_int,
     space_sides,
 )
 from xlalign.cli.zeroshot import _checked, _lang_files, _overrides
@@ -106,6 +107,11 @@ def add_pretrain(sub: argparse._SubParsersAction) -> None:
         help="hidden_states index of the alignment losses",
     )
     p.add_argument("--validation-paragraphs", type=nonnegative_int, default=200)
+    p.add_argument(
+        "--validation-max-sequences",
+        type=positive_int,
+        help="keep the first N validation sequences of each language (default: all)",
+    )
     p.add_argument("--stats", type=output_file, help="record JSON (default: <output-dir>.json)")
     p.add_argument(
         "--work-dir",
@@ -175,6 +181,7 @@ def _cmd_pretrain(args: argparse.Namespace) -> None:
         stats_path=stats_path,
         work_dir=work_dir,
         validation_paragraphs=args.validation_paragraphs,
+        validation_max_sequences=args.validation_max_sequences,
         device=args.device,
         precision=args.precision,
         checkpoint_minutes=args.checkpoint_minutes,

@@ -71,6 +71,7 @@ def run_pretrain(
     work_dir: PathLike,
     hub: str = "en",
     validation_paragraphs: int = 50,
+    validation_max_sequences: int | None = None,
     device: str | None = None,
     precision: str = "auto",
     progress: bool = True,
@@ -120,6 +121,7 @@ def run_pretrain(
             tokenizer,
             max_length=pp.max_length,
             validation_paragraphs=validation_paragraphs,
+            validation_max_sequences=validation_max_sequences,
             seed=seed,
         )
         model, head = load_masked_lm(encoder, seed=seed)
@@ -170,6 +172,7 @@ def run_pretrain(
             "encoder": _content_digest(encoder),
             "files": _file_digest({k: v for k, v in files.items() if k != "token_dictionary"}),
             "validation_paragraphs": validation_paragraphs,
+            "validation_max_sequences": validation_max_sequences,
             "world_size": ctx.world_size,
             "precision": prec,
         }

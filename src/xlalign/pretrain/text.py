@@ -195,13 +195,18 @@ class TextCorpus:
         max_length: int,
         validation_paragraphs: int,
         seed: int,
+        validation_max_sequences: int | None = None,
     ) -> tuple[TextCorpus, TextCorpus]:
         """(train, validation) corpora from each language's paragraphs.
 
         ``validation_paragraphs`` paragraphs of distinct text per language are held out
         (chosen by ``seed`` and the language's name); no copy of them is in train. Both
         corpora are packed the same way. With ``validation_paragraphs=0`` the validation
-        corpus is empty (no languages).
+        corpus is empty (no languages). ``validation_max_sequences`` keeps only the first
+        that many validation sequences of each language (the rest of the held-out text is
+        in neither corpus): a paragraph may be a sentence or a whole Bible chapter, and
+        without a cap the languages with the longest paragraphs make up most of the
+        validation loss and of its cost.
         """
         prefix, suffix = special_template(tokenizer)
         block = max_length - len(prefix) - len(suffix)
@@ -212,6 +217,10 @@ class TextCorpus:
             )
         if validation_paragraphs < 0:
             raise ValueError(f"validation_paragraphs must be >= 0, got {validation_paragraphs}")
+        if validation_max_sequences is not None and validation_max_sequences < 1:
+            raise ValueError(
+                f"validation_max_sequences must be >= 1 (or None), got {validation_max_sequences}"
+            )
         train: dict[str, np.ndarray] = {}
         valid: dict[str, np.ndarray] = {}
         train_idx: dict[str, list[int]] = {}
@@ -234,7 +243,10 @@ class TextCorpus:
             train[lang] = np.concatenate([tokens[i] for i in tr])
             train_idx[lang] = tr
             if va:
-                valid[lang] = np.concatenate([tokens[i] for i in va])
+                held_out = np.concatenate([tokens[i] for i in va])
+                if validation_max_sequences is not None:
+                    held_out = held_out[: validation_max_sequences * block]
+                valid[lang] = held_out
                 valid_idx[lang] = va
         common = {"block": block, "prefix": prefix, "suffix": suffix}
         return (
