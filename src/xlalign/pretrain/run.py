@@ -172,7 +172,12 @@ def run_pretrain(
             "encoder": _content_digest(encoder),
             "files": _file_digest({k: v for k, v in files.items() if k != "token_dictionary"}),
             "validation_paragraphs": validation_paragraphs,
-            "validation_max_sequences": validation_max_sequences,
+            # only when set: the resume checkpoints of runs without it keep their fingerprint
+            **(
+                {"validation_max_sequences": validation_max_sequences}
+                if validation_max_sequences is not None
+                else {}
+            ),
             "world_size": ctx.world_size,
             "precision": prec,
         }
