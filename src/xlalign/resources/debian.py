@@ -608,14 +608,15 @@ class DebianArchive:
                 arches = ["all"]
             for suite in source.suites:
                 with _locked(self._suite_dir(source, suite) / ".lock"):
+                    # A fetch or signature failure of InRelease stops here, never skipped.
+                    self._release(source, suite, refresh)
                     for comp in source.components:
                         for arch in arches:
                             try:
                                 index = self._index(source, suite, comp, arch, refresh)
                             except DownloadError as exc:
                                 # As apt does: an index that cannot be fetched or fails its
-                                # checksum is left out (with a warning); a bad InRelease
-                                # signature is never skipped.
+                                # checksum is left out (with a warning).
                                 logger.warning("%s: index left out: %s", source.origin, exc)
                                 continue
                             stanzas = _stanzas_of(index, package) if index else []
