@@ -460,3 +460,24 @@ def _has_sequoia() -> bool:
     except ImportError:
         return False
     return True
+
+
+@pytest.mark.parametrize("verifier", ["gpgv", "pysequoia"])
+def test_each_verifier(signer, verifier: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PySequoia when installed, else gpgv: both accept the key's signature and refuse a
+    changed text or another key; with neither, one error says what to install."""
+    sign, ring = signer
+    if verifier == "pysequoia":
+        pytest.importorskip("pysequoia")
+    else:
+        if shutil.which("gpgv") is None:
+            pytest.skip("gpgv is not installed")
+        monkeypatch.setitem(sys.modules, "pysequoia", None)
+    signed = sign(b"Origin: Test\nSHA256:\n 00 1 main/binary-amd64/Packages\n")
+    assert verify_inrelease(signed, [ring], "t").startswith(b"Origin: Test\n")
+    with pytest.raises(DownloadError, match="does not verify"):
+        verify_inrelease(signed.replace(b"Origin: Test", b"Origin: Evil"), [ring], "t")
+    if verifier == "gpgv":
+        monkeypatch.setenv("PATH", "/nonexistent")
+        with pytest.raises(Exception, match="install the Python package pysequoia, or put gpgv"):
+            verify_inrelease(signed, [ring], "t")
