@@ -801,6 +801,18 @@ def _safe_member_name(src: Path, name: str) -> str:
     return rel
 
 
+def _write_member(tf: tarfile.TarFile, member: tarfile.TarInfo, path: Path) -> None:
+    """A regular file of the data archive at ``path`` (0644, or 0755 when executable):
+    written here rather than by tarfile, so no owner, special bit or link is ever set."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    src = tf.extractfile(member)
+    if src is None:  # pragma: no cover - regular files always have a body
+        raise InputError(f"{member.name}: no file data")
+    with src, open(path, "wb") as out:
+        shutil.copyfileobj(src, out, 1 << 20)
+    path.chmod(0o755 if member.mode & 0o111 else 0o644)
+
+
 def extract_deb(deb: PathLike, dest_dir: PathLike, members: Sequence[str] | None = None) -> Path:
     """Unpack the regular files of a ``.deb`` into ``dest_dir``, in Python, atomically.
 
@@ -831,9 +843,7 @@ def extract_deb(deb: PathLike, dest_dir: PathLike, members: Sequence[str] | None
                         if not hits:
                             continue
                         matched |= hits
-                    member.name = name
-                    # The "data" filter refuses absolute paths, ".." and special files too.
-                    tf.extract(member, tmp, filter="data")
+                    _write_member(tf, member, tmp / name)
         except (tarfile.TarError, OSError, EOFError, lzma.LZMAError, ValueError) as exc:
             raise InputError(f"{src}: not a valid .deb, cannot read its files ({exc})") from exc
         if patterns is not None:
