@@ -1,10 +1,9 @@
-"""Tests for xlalign.resources.registry with locally built wheels/.debs and a fake apt-get."""
+"""Tests for xlalign.resources.registry with locally built wheels and .debs (the Debian
+archive itself: tests/resources/test_debian.py)."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import stat
 import subprocess
 import zipfile
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from xlalign.core.errors import DownloadError, InputError
-from xlalign.resources.registry import apt_download, extract_deb, extract_wheel, pip_download
+from xlalign.resources.registry import extract_deb, extract_wheel, pip_download
 
 
 def _make_wheel(directory: Path, name: str = "tinypkg", version: str = "0.1") -> Path:
@@ -104,7 +103,7 @@ def test_extract_wheel_rejects_traversal(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
-# --------------------------------------------------------------------------- apt / dpkg
+# --------------------------------------------------------------------------- .deb
 
 
 def _build_deb(tmp_path: Path) -> Path:
@@ -140,70 +139,3 @@ def test_extract_deb(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"broken\.deb"):
         extract_deb(broken, tmp_path / "never")
     assert not (tmp_path / "never").exists()
-
-
-_FAKE_APT = """#!/bin/sh
-# A stand-in for apt-get: knows one package, and only after 'update'.
-echo "$*" >> "{log}"
-case "$1" in
-  update) touch "{state}/updated"; exit 0 ;;
-  download)
-    if [ "$2" = "xlalign-tiny" ] && [ -e "{state}/updated" ]; then
-      printf 'deb bytes' > xlalign-tiny_1.0_all.deb
-      echo "W: Download is performed unsandboxed as root" >&2
-      exit 0
-    fi
-    echo "E: Unable to locate package $2" >&2
-    exit 100 ;;
-esac
-exit 1
-"""
-
-
-@pytest.fixture
-def fake_apt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    state = tmp_path / "aptstate"
-    state.mkdir()
-    log = state / "calls.log"
-    script = bindir / "apt-get"
-    script.write_text(_FAKE_APT.format(log=log, state=state))
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
-    return log
-
-
-def test_apt_download_updates_once_then_fetches(tmp_path: Path, fake_apt: Path) -> None:
-    dest = tmp_path / "debs"
-    out = apt_download("xlalign-tiny", dest)
-    assert out == dest / "xlalign-tiny_1.0_all.deb"
-    assert out.read_bytes() == b"deb bytes"
-    assert fake_apt.read_text().splitlines() == [
-        "download xlalign-tiny",
-        "update",
-        "download xlalign-tiny",
-    ]
-    assert [p.name for p in dest.iterdir()] == [out.name]
-
-
-def test_apt_download_unknown_package(tmp_path: Path, fake_apt: Path) -> None:
-    with pytest.raises(DownloadError) as info:
-        apt_download("no-such-package", tmp_path / "debs")
-    assert "no-such-package" in str(info.value)
-    assert "Unable to locate package" in str(info.value)
-    # apt-get update is tried exactly once.
-    assert fake_apt.read_text().splitlines().count("update") == 1
-    assert list((tmp_path / "debs").iterdir()) == []
-
-
-def test_apt_download_without_apt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    empty = tmp_path / "emptybin"
-    empty.mkdir()
-    monkeypatch.setenv("PATH", str(empty))
-    with pytest.raises(DownloadError) as info:
-        apt_download("libreoffice-help-de", tmp_path / "debs")
-    msg = str(info.value)
-    assert "libreoffice-help-de" in msg
-    assert "apt" in msg
-    assert "embedded resource that needs it" in msg

@@ -23,6 +23,8 @@ rule pypi_package:
 
 
 rule deb_package:
+    input:
+        debian_archive,
     output:
         dir=directory(wp.deb_dir("{package}")),
     log:

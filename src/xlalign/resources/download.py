@@ -733,7 +733,10 @@ def safe_extract(
                     members = select_members(src, [m.name for m in tinfos if m.isfile()], patterns)
                 chosen = [m for m in tinfos if _wanted(m.name, members)]
                 with atomic_dir(dest) as tmp:
-                    tf.extractall(tmp, members=chosen, filter="data")
+                    # Members are checked above; the "data" filter (Python >= 3.11.4, not
+                    # Debian 12's 3.11.2) refuses the same and drops special permissions.
+                    extra = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+                    tf.extractall(tmp, members=chosen, **extra)
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, lzma.LZMAError, zlib.error) as exc:
         raise InputError(
             f"{src}: corrupt or truncated archive ({exc}); nothing was extracted; delete it "

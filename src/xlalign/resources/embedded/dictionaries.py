@@ -642,7 +642,7 @@ def build_freedict(
 ) -> dict[str, Any]:
     """Build the ``src-tgt`` MUSE dictionary (ISO 639-1 codes) from extracted FreeDict files.
 
-    ``extracted_root`` holds one or more ``dpkg-deb -x`` trees of ``dict-freedict-*``
+    ``extracted_root`` holds one or more unpacked trees (``extract_deb``) of ``dict-freedict-*``
     packages. The ``src-tgt`` dictionary is used when present; otherwise the reverse one
     is read and inverted (its headwords become targets), which the log and the stats
     (``inverted``) say. Returns the stats, also written to ``stats_path``.
@@ -657,7 +657,7 @@ def build_freedict(
         raise InputError(
             f"{extracted_root}: no freedict-{a}-{b}.index/.dict.dz (nor the reverse "
             f"freedict-{b}-{a}); extract Debian package {freedict_package(src, tgt)} "
-            f"or {freedict_package(tgt, src)} there with dpkg-deb -x"
+            f"or {freedict_package(tgt, src)} there (xlalign.resources.debian.extract_deb)"
         )
     pair3 = f"{b}-{a}" if inverted else f"{a}-{b}"
     package = f"dict-freedict-{pair3}"

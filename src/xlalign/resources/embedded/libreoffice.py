@@ -51,7 +51,7 @@ def help_dir(extracted_root: PathLike, lang: str) -> Path:
     found = sorted(d.name for d in base.iterdir() if d.is_dir()) if base.is_dir() else []
     raise InputError(
         f"{direct}: help directory of language {lang!r} not found (extract "
-        f"{debian_package(lang)} with dpkg-deb -x into {extracted_root}); "
+        f"{debian_package(lang)} into {extracted_root} with the deb_package rule); "
         f"found: {', '.join(found) or 'nothing'}"
     )
 
