@@ -59,7 +59,12 @@ def task_languages(task: str) -> frozenset[str] | None:
 def retrieval_languages(cfg: Mapping[str, Any], name: str) -> frozenset[str] | None:
     """The languages retrieval set ``name`` can pair with English in this configuration."""
     if name == "udhr":
-        return frozenset(UDHR_LANGUAGES)
+        # A language outside the paper's table reads the declaration named by its ISO 639-3
+        # code (udhr.declaration_code); the build job names the file if the package lacks it.
+        from xlalign.core.languages import is_paper_language
+
+        others = {lang for lang in cfg["languages"] if not is_paper_language(lang)}
+        return frozenset(UDHR_LANGUAGES) | frozenset(others)
     if name == "bible":
         from xlalign.config.validate import bible_translation
 

@@ -22,7 +22,14 @@ from xlalign.config import checks
 from xlalign.config.yamlio import read_config_file
 from xlalign.core.errors import ConfigError
 from xlalign.core.io import redact_url
-from xlalign.core.languages import LANGUAGES, UDPIPE, default_tool, get_language
+from xlalign.core.languages import (
+    TOOL_LANGUAGE,
+    UDPIPE,
+    default_tool,
+    get_language,
+    tool_allowed,
+    udpipe_model_languages,
+)
 from xlalign.mapping.recipes import VecMapArgs, recipe_args
 from xlalign.resources.catalog import TRANSLATIONS, debian_package
 
@@ -206,14 +213,31 @@ def _check_semantics(
             if lang not in langs:
                 fail(f"segment.{section}.{lang}: language {lang!r} is not in `languages`")
     for lang, model in seg["udpipe"]["models"].items():
-        if lang not in LANGUAGES:
-            fail(f"segment.udpipe.models.{lang}: unknown language code {lang!r}")
+        try:
+            get_language(lang, key=f"segment.udpipe.models.{lang}")
+        except ConfigError as exc:
+            fail(str(exc))
         p = Path(model)
         if not (p if p.is_absolute() else base_dir / p).is_file():
             fail(f"segment.udpipe.models.{lang}: file not found: {model} (expected a UDPipe model)")
     for lang in langs:
-        if segment_tool(cfg, lang) != UDPIPE:
+        tool = segment_tool(cfg, lang)
+        if not tool_allowed(tool, lang):
+            fail(
+                f"segment.tools.{lang}: {tool!r} segments only {TOOL_LANGUAGE[tool]!r} "
+                f"(and its script variants); expected 'icu' (the default outside the paper's "
+                f"table), 'whitespace' or 'udpipe' for {lang!r}"
+            )
+        if tool != UDPIPE:
             continue
+        if lang not in seg["udpipe"]["models"] and seg["udpipe"]["download"]:
+            problem = _udpipe_download_problem(lang)
+            if problem:
+                fail(
+                    f"segment.tools.{lang}: 'udpipe' needs a model, and {problem}: set "
+                    f"segment.udpipe.models.{lang} to a model file, or choose 'icu' or "
+                    f"'whitespace'"
+                )
         if (
             lang not in seg["udpipe"]["models"]
             and not seg["udpipe"]["download"]
@@ -671,8 +695,18 @@ def max_sentences_for(cfg: Mapping[str, Any], lang: str | None = None) -> int:
     return int(per.get(lang, {}).get("max_sentences", corpus["max_sentences"]))
 
 
+def _udpipe_download_problem(lang: str) -> str | None:
+    """Why spacy-udpipe's download cannot serve ``lang`` (None when it can or when
+    spacy-udpipe is absent here: the segment job then says so)."""
+    have = udpipe_model_languages()
+    if have is None or lang in have:
+        return None
+    return f"spacy-udpipe has no UD 2.5 model for {lang!r}"
+
+
 def segment_tool(cfg: Mapping[str, Any], lang: str) -> str:
-    """The tool requested for ``lang``: the config override, else Appendix B."""
+    """The tool requested for ``lang``: the config's ``segment.tools``, else Appendix B's,
+    else ICU (a language outside the paper's table)."""
     return str(cfg["segment"]["tools"].get(lang, default_tool(lang)))
 
 
