@@ -297,6 +297,16 @@ def _check_mapping_and_evaluation(cfg: dict[str, Any], fail: Any, base_dir: Path
             "align.dictionary.source 'train' needs gold dictionaries: set dictionaries.sources "
             "or dictionaries.files (or align.enabled: false)"
         )
+    if align["enabled"] and dic["source"] == "train" and "muse" not in gold["sources"]:
+        for lang in langs:
+            if lang != align["hub"] and not gold_dictionary_sources(cfg, lang):
+                fail(
+                    f"languages: {lang!r} has no dictionary with English for the mapping and "
+                    f"BLI: dictionaries.sources ({', '.join(gold['sources']) or 'none'}) has "
+                    f"none for it; add one in dictionaries.files.{lang}"
+                    + ("" if "cldr" in gold["sources"] else ", or 'cldr' to dictionaries.sources")
+                    + ", or leave the lexical stage off (align.enabled: false)"
+                )
     for lang, path in gold["files"].items():
         if lang not in langs:
             fail(f"dictionaries.files.{lang}: language {lang!r} is not in `languages`")
@@ -693,6 +703,33 @@ def max_sentences_for(cfg: Mapping[str, Any], lang: str | None = None) -> int:
             + [int(v["max_sentences"]) for k, v in per.items() if k in cfg["languages"]]
         )
     return int(per.get(lang, {}).get("max_sentences", corpus["max_sentences"]))
+
+
+def gold_dictionary_sources(cfg: Mapping[str, Any], lang: str) -> list[str]:
+    """The gold dictionary sources that hold English-``lang`` pairs in this configuration
+    (FreeDict where Debian has the pair, CC-CEDICT for Chinese, CLDR where Babel has the
+    locale, MUSE where configured, a file of ``dictionaries.files``)."""
+    from xlalign.resources.catalog import freedict_source
+
+    gold = cfg["dictionaries"]
+    out = []
+    for kind in gold["sources"]:
+        if kind == "freedict":
+            try:
+                freedict_source("en", lang)
+            except ConfigError:
+                continue
+        elif kind == "cedict" and lang != "zh":
+            continue
+        elif kind == "cldr":
+            from xlalign.core.langtags import cldr_has_locale
+
+            if not cldr_has_locale(get_language(lang).icu_locale):
+                continue
+        out.append(kind)
+    if lang in gold["files"]:
+        out.append("file")
+    return out
 
 
 def _udpipe_download_problem(lang: str) -> str | None:

@@ -131,6 +131,13 @@ def likely_script(lang: str) -> str | None:
     return next((p for p in parts[1:] if len(p) == 4), None)
 
 
+def cldr_has_locale(code: str) -> bool:
+    """Whether Babel's CLDR data has a locale for ``code`` (the ``cldr`` dictionary source)."""
+    from babel import localedata
+
+    return bool(localedata.exists(code))
+
+
 def iso639_3(code: str) -> str:
     """The ISO 639-3 (639-2/T) code of a canonical code's language (``pl`` -> ``pol``)."""
     import icu

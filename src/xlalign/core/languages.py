@@ -112,22 +112,26 @@ def _other_language(code: str, key: str) -> Language:
     base = LANGUAGES.get(tag.language)
     script = tag.script or langtags.likely_script(tag.language)
     if base is not None:
-        return Language(
-            tag.code,
-            base.name,
-            base.family,
-            langtags.script_name(script) if tag.script else base.script,
-            base.tool,
-            tag.code,
-        )
+        name = _script_name(tag.script) if tag.script else base.script
+        return Language(tag.code, base.name, base.family, name, base.tool, tag.code)
     return Language(
         tag.code,
         langtags.language_name(tag.code) or tag.code,
         "",
-        langtags.script_name(script) if script else "",
+        _script_name(script) if script else "",
         ICU,
         tag.code,
     )
+
+
+#: ISO 15924 codes whose name in :data:`LANGUAGES` is not CLDR's English name.
+_SCRIPT_NAMES = {"Hans": "CJK", "Hant": "CJK", "Hani": "CJK", "Jpan": "CJK", "Kore": "Hangul"}
+
+
+def _script_name(script: str) -> str:
+    from xlalign.core import langtags
+
+    return _SCRIPT_NAMES.get(script) or langtags.script_name(script)
 
 
 def is_paper_language(code: str) -> bool:
