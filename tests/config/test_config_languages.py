@@ -53,7 +53,8 @@ def test_icu_is_the_default_and_tools_can_be_declared() -> None:
         ({"languages": ["en", "haw"], "segment": {"tools": {"haw": "udpipe"}}},
          "segment.tools.haw: 'udpipe' needs a model, and spacy-udpipe has no UD 2.5 model "
          "for 'haw'"),
-        ({"languages": ["en", "uk"], "dictionaries": {"sources": ["freedict"]}},
+        ({"languages": ["en", "uk"], "dictionaries": {"sources": ["freedict"]},
+          "align": {"empty_dictionary": "error"}},
          "languages: 'uk' has no dictionary with English"),
     ],
 )  # fmt: skip
@@ -68,5 +69,5 @@ def test_dictionary_sources_per_language() -> None:
     assert gold_dictionary_sources(cfg, "pl") == ["freedict", "cldr"]
     assert gold_dictionary_sources(cfg, "uk") == ["cldr"]  # no FreeDict eng-ukr in Debian
     assert gold_dictionary_sources(cfg, "tl") == ["cldr"]  # Babel's fil locale
-    # Without a dictionary the lexical stage can be left off.
-    validate(_cfg(languages=["en", "uk"], dictionaries={"sources": []}, align={"enabled": False}))
+    # Without a dictionary: left unmapped, no BLI result (align.empty_dictionary's default).
+    validate(_cfg(languages=["en", "uk"], dictionaries={"sources": ["freedict"]}))
