@@ -71,3 +71,17 @@ def test_dictionary_sources_per_language() -> None:
     assert gold_dictionary_sources(cfg, "tl") == ["cldr"]  # Babel's fil locale
     # Without a dictionary: left unmapped, no BLI result (align.empty_dictionary's default).
     validate(_cfg(languages=["en", "uk"], dictionaries={"sources": ["freedict"]}))
+
+
+def test_udhr_retrieval_of_a_language_outside_the_table() -> None:
+    sets = {"udhr": {"languages": ["uk", "sr_Latn"]}}
+    validate(_cfg(zeroshot={"retrieval": {"sets": sets}}))
+    with pytest.raises(
+        ConfigError, match=r"retrieval.sets.udhr.languages\[1\]: 'udhr' has no data for 'kw'"
+    ):
+        validate(
+            _cfg(
+                languages=["en", "uk", "kw"],
+                zeroshot={"retrieval": {"sets": {"udhr": {"languages": ["uk", "kw"]}}}},
+            )
+        )
