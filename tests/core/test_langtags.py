@@ -20,7 +20,7 @@ from xlalign.core.languages import ICU, LANGUAGES, get_language, tool_allowed
         ("sr_Latn", "Serbian", "Latin", ICU, "sr_Latn"),
         ("sr_Cyrl", "Serbian", "Cyrillic", ICU, "sr_Cyrl"),
         ("zh_Hant", "Mandarin", "CJK", "icu+jieba", "zh_Hant"),  # keeps zh's tool
-        ("pt_BR", "Portuguese", "Latin", "udpipe", "pt_BR"),
+        ("pt_BR", "Portuguese", "Latin", ICU, "pt_BR"),  # UDPipe's models: bare codes
     ],
 )
 def test_codes_outside_the_table(code: str, name: str, script: str, tool: str, locale: str) -> None:

@@ -15,7 +15,7 @@ UDPIPE = "udpipe"  # UDPipe (spacy-udpipe) for sentences and tokens
 ICU = "icu"  # ICU sentence and word break iterators for both
 ICU_JIEBA = "icu+jieba"  # ICU sentences, jieba tokens (zh)
 ICU_FUGASHI = "icu+fugashi"  # ICU sentences, fugashi/unidic-lite tokens (ja)
-WHITESPACE = "whitespace"  # ICU sentences (root locale), tokens split at whitespace
+WHITESPACE = "whitespace"  # ICU sentences, tokens split at whitespace
 TOOLS = (UDPIPE, ICU, ICU_JIEBA, ICU_FUGASHI, WHITESPACE)
 #: The base language a tool is limited to (other tools serve any language).
 TOOL_LANGUAGE = {ICU_JIEBA: "zh", ICU_FUGASHI: "ja"}
@@ -91,7 +91,8 @@ def get_language(code: str, *, key: str = "languages") -> Language:
     One of the paper's 40 as its Table 4 has it; any other ISO 639 code in canonical
     spelling (:func:`xlalign.core.langtags.parse`) gets its English name, its script (the
     subtag, else CLDR's likely script) and ICU, with ``code`` as the ICU locale. A paper
-    language with a script or region subtag (``zh_Hant``, ``pt_BR``) keeps its tool.
+    language with a script or region subtag keeps its jieba or fugashi tool (``zh_Hant``)
+    and gets ICU for UDPipe (``pt_BR``).
     """
     lang = LANGUAGES.get(code)
     if lang is not None:
@@ -112,8 +113,11 @@ def _other_language(code: str, key: str) -> Language:
     base = LANGUAGES.get(tag.language)
     script = tag.script or langtags.likely_script(tag.language)
     if base is not None:
+        # jieba and fugashi serve every variant; UDPipe's models are keyed by the bare code
+        # (segment.udpipe.models.<code> can name one), so a variant defaults to ICU.
+        tool = ICU if base.tool == UDPIPE else base.tool
         name = _script_name(tag.script) if tag.script else base.script
-        return Language(tag.code, base.name, base.family, name, base.tool, tag.code)
+        return Language(tag.code, base.name, base.family, name, tool, tag.code)
     return Language(
         tag.code,
         langtags.language_name(tag.code) or tag.code,
