@@ -78,7 +78,42 @@ def test_bad_source_and_language(capsys: pytest.CaptureFixture[str], tmp_path: P
     assert (
         main(["segment", "--lang", "xx", "-i", str(tmp_path / "a"), "-o", str(tmp_path / "o")]) == 1
     )
-    assert "unknown language code 'xx'" in capsys.readouterr().err
+    assert "unknown ISO 639 language 'xx'" in capsys.readouterr().err
+
+
+def test_segment_a_language_outside_the_table(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    src = tmp_path / "uk.txt"
+    src.write_text(
+        "Усі люди народжуються вільними і рівними у своїй гідності та правах. "
+        "Вони наділені розумом і совістю і повинні діяти у відношенні один до одного "
+        "в дусі братерства.\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "o.txt"
+    assert main(["segment", "--lang", "uk", "-i", str(src), "-o", str(out)]) == 0
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2 and lines[0].startswith("Усі люди народжуються")
+    assert json.loads(out.with_suffix(".json").read_text())["tool"] == "icu"
+    assert main(["segment", "--lang", "Ukrainian", "-i", str(src), "-o", str(out)]) == 1
+    assert "did you mean 'uk'?" in capsys.readouterr().err
+
+
+def test_check_config_a_language_outside_the_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = ROOT / "tests" / "e2e" / "new-language.yaml"
+    assert main(["check-config", str(cfg)]) == 0
+    assert "2 languages" in capsys.readouterr().out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(cfg.read_text(encoding="utf-8").replace("[en, pl]", "[en, pol]"))
+    assert main(["check-config", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "languages[1]" in err and "'pol'" in err and "write 'pl'" in err
+    bad.write_text(cfg.read_text(encoding="utf-8").replace("{pl: icu}", "{pl: icu+jieba}"))
+    assert main(["check-config", str(bad)]) == 1
+    assert "segment.tools.pl" in capsys.readouterr().err
 
 
 def test_check_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -201,7 +201,7 @@ CASES: list[tuple[str, str, int, str]] = [
     ("sample unknown source type", "sample --lang de --source oscar:x -o {o}/s.txt", 2,
      "TYPE:PATH"),
     ("sample unknown language", "sample --lang xx --source text:{text} -o {o}/s.txt", 1,
-     "unknown language code 'xx'"),
+     "unknown ISO 639 language 'xx'"),
     ("sample --max-sentences 0", "sample --lang de --source text:{text} -o {o}/s.txt "
      "--max-sentences 0", 2, "argument --max-sentences"),
     ("sample output is the source", "sample --lang de --source text:{text} -o {text}", 1,

@@ -104,3 +104,13 @@ def test_encoder_geometry_from_config_json() -> None:
     assert geo is not None
     assert (geo.depth, geo.hidden, geo.heads, geo.positions) == KNOWN_MODELS["xlm-roberta-base"]
     assert from_hf_config({"model_type": "bert"}, "x") is None
+
+
+def test_udhr_declarations_of_other_languages() -> None:
+    from xlalign.config.taskdata import UDHR_DECLARATIONS, udhr_declaration
+    from xlalign.evaluation.tasks.labelled.udhr import UDHR_CODES, declaration_code
+
+    assert set(UDHR_CODES.values()) <= UDHR_DECLARATIONS
+    for lang, name in {"pl": "pol", "uk": "ukr", "am": "amh", "sr_Latn": "srp_latn"}.items():
+        assert udhr_declaration(lang) == declaration_code(lang) == name
+    assert udhr_declaration("kw") is None  # Cornish: no declaration in the package

@@ -356,3 +356,26 @@ def test_nothing_surviving_is_an_input_error(tmp_path: Path) -> None:
             progress=False,
         )
     assert_no_outputs(tmp_path, "heads.txt")
+
+
+def test_languages_outside_the_table() -> None:
+    # Ukrainian: ICU by default, with its own locale; Serbian in Latin script: sr_Latn.
+    seg, info = make_segmenter("uk")
+    assert info == {"tool": "icu", "requested_tool": "icu", "fallback_reason": None}
+    assert seg.segment("Усі люди рівні. Вони мають права!") == [
+        ["Усі", "люди", "рівні", "."],
+        ["Вони", "мають", "права", "!"],
+    ]
+    seg, _ = make_segmenter("sr_Latn")
+    assert seg.segment("Sva ljudska bića rađaju se slobodna.") == [
+        ["Sva", "ljudska", "bića", "rađaju", "se", "slobodna", "."]
+    ]
+    # whitespace: ICU sentences, tokens as the text spaces them.
+    seg, info = make_segmenter("am", tool="whitespace")
+    assert info["tool"] == "whitespace"
+    assert seg.segment("ሰዎች ሁሉ ነጻ ናቸው። 'ሁሉም' እኩል ናቸው።") == [
+        ["ሰዎች", "ሁሉ", "ነጻ", "ናቸው።"],
+        ["'ሁሉም'", "እኩል", "ናቸው።"],
+    ]
+    with pytest.raises(ConfigError, match=r"segment.tools.uk: tool 'icu\+jieba' segments only"):
+        make_segmenter("uk", tool="icu+jieba")

@@ -45,7 +45,8 @@ def test_libreoffice_help_packages() -> None:
     assert debian_package("en") == "libreoffice-help-en-us"
     assert debian_package("zh") == "libreoffice-help-zh-cn"
     assert debian_package("pt") == "libreoffice-help-pt"
-    supported = "de el en es et eu fi fr hi hu id it ja ko nl pt ru tr vi zh"
+    assert debian_package("pl") == "libreoffice-help-pl"
+    supported = "ca cs da de dz el en es et eu fi fr gl hi hu id it ja km ko nl om pl pt pt_BR"
     with pytest.raises(ConfigError, match=f"'sw'.*{supported}"):
         debian_package("sw")
 

@@ -16,6 +16,7 @@ from xlalign.cli.common import (
     positive_int,
     report,
 )
+from xlalign.core.languages import TOOLS
 
 
 def _existing(item: str, path: str) -> None:
@@ -114,7 +115,7 @@ def add_segment(sub: argparse._SubParsersAction) -> None:
         "--output", "-o", required=True, type=output_file, help="one tokenised sentence per line"
     )
     p.add_argument("--stats", type=output_file, help="stats JSON (default: OUTPUT with .json)")
-    p.add_argument("--tool", choices=["udpipe", "icu", "icu+jieba", "icu+fugashi"])
+    p.add_argument("--tool", choices=list(TOOLS), help="default: Appendix B's, ICU outside it")
     p.add_argument("--udpipe-model", help="UDPipe model file (for tool udpipe)")
     p.add_argument("--fallback", choices=["icu"], help="tool when no UDPipe model is given")
     p.add_argument("--min-tokens", type=nonnegative_int, default=7)

@@ -22,7 +22,14 @@ from xlalign.config import checks
 from xlalign.config.yamlio import read_config_file
 from xlalign.core.errors import ConfigError
 from xlalign.core.io import redact_url
-from xlalign.core.languages import LANGUAGES, UDPIPE, default_tool, get_language
+from xlalign.core.languages import (
+    TOOL_LANGUAGE,
+    UDPIPE,
+    default_tool,
+    get_language,
+    tool_allowed,
+    udpipe_model_languages,
+)
 from xlalign.mapping.recipes import VecMapArgs, recipe_args
 from xlalign.resources.catalog import TRANSLATIONS, debian_package
 
@@ -206,14 +213,31 @@ def _check_semantics(
             if lang not in langs:
                 fail(f"segment.{section}.{lang}: language {lang!r} is not in `languages`")
     for lang, model in seg["udpipe"]["models"].items():
-        if lang not in LANGUAGES:
-            fail(f"segment.udpipe.models.{lang}: unknown language code {lang!r}")
+        try:
+            get_language(lang, key=f"segment.udpipe.models.{lang}")
+        except ConfigError as exc:
+            fail(str(exc))
         p = Path(model)
         if not (p if p.is_absolute() else base_dir / p).is_file():
             fail(f"segment.udpipe.models.{lang}: file not found: {model} (expected a UDPipe model)")
     for lang in langs:
-        if segment_tool(cfg, lang) != UDPIPE:
+        tool = segment_tool(cfg, lang)
+        if not tool_allowed(tool, lang):
+            fail(
+                f"segment.tools.{lang}: {tool!r} segments only {TOOL_LANGUAGE[tool]!r} "
+                f"(and its script variants); expected 'icu' (the default outside the paper's "
+                f"table), 'whitespace' or 'udpipe' for {lang!r}"
+            )
+        if tool != UDPIPE:
             continue
+        if lang not in seg["udpipe"]["models"] and seg["udpipe"]["download"]:
+            problem = _udpipe_download_problem(lang)
+            if problem:
+                fail(
+                    f"segment.tools.{lang}: 'udpipe' needs a model, and {problem}: set "
+                    f"segment.udpipe.models.{lang} to a model file, or choose 'icu' or "
+                    f"'whitespace'"
+                )
         if (
             lang not in seg["udpipe"]["models"]
             and not seg["udpipe"]["download"]
@@ -273,6 +297,20 @@ def _check_mapping_and_evaluation(cfg: dict[str, Any], fail: Any, base_dir: Path
             "align.dictionary.source 'train' needs gold dictionaries: set dictionaries.sources "
             "or dictionaries.files (or align.enabled: false)"
         )
+    # A language no gold source covers (one outside the paper's table, say) is left
+    # unmapped and has no BLI result, each with a log line, unless the mapping is told to
+    # fail on an empty dictionary: then say so now, not in the job.
+    strict = align["empty_dictionary"] == "error"
+    if align["enabled"] and dic["source"] == "train" and strict and "muse" not in gold["sources"]:
+        for lang in langs:
+            if lang != align["hub"] and not gold_dictionary_sources(cfg, lang):
+                fail(
+                    f"languages: {lang!r} has no dictionary with English (dictionaries.sources: "
+                    f"{', '.join(gold['sources']) or 'none'}) and align.empty_dictionary is "
+                    f"'error': add one in dictionaries.files.{lang}"
+                    + ("" if "cldr" in gold["sources"] else ", or 'cldr' to dictionaries.sources")
+                    + ", or set align.empty_dictionary: keep-unmapped"
+                )
     for lang, path in gold["files"].items():
         if lang not in langs:
             fail(f"dictionaries.files.{lang}: language {lang!r} is not in `languages`")
@@ -671,8 +709,45 @@ def max_sentences_for(cfg: Mapping[str, Any], lang: str | None = None) -> int:
     return int(per.get(lang, {}).get("max_sentences", corpus["max_sentences"]))
 
 
+def gold_dictionary_sources(cfg: Mapping[str, Any], lang: str) -> list[str]:
+    """The gold dictionary sources that hold English-``lang`` pairs in this configuration
+    (FreeDict where Debian has the pair, CC-CEDICT for Chinese, CLDR where Babel has the
+    locale, MUSE where configured, a file of ``dictionaries.files``)."""
+    from xlalign.resources.catalog import freedict_source
+
+    gold = cfg["dictionaries"]
+    out = []
+    for kind in gold["sources"]:
+        if kind == "freedict":
+            try:
+                freedict_source("en", lang)
+            except ConfigError:
+                continue
+        elif kind == "cedict" and lang != "zh":
+            continue
+        elif kind == "cldr":
+            from xlalign.core.langtags import cldr_has_locale
+
+            if not cldr_has_locale(get_language(lang).icu_locale):
+                continue
+        out.append(kind)
+    if lang in gold["files"]:
+        out.append("file")
+    return out
+
+
+def _udpipe_download_problem(lang: str) -> str | None:
+    """Why spacy-udpipe's download cannot serve ``lang`` (None when it can or when
+    spacy-udpipe is absent here: the segment job then says so)."""
+    have = udpipe_model_languages()
+    if have is None or lang in have:
+        return None
+    return f"spacy-udpipe has no UD 2.5 model for {lang!r}"
+
+
 def segment_tool(cfg: Mapping[str, Any], lang: str) -> str:
-    """The tool requested for ``lang``: the config override, else Appendix B."""
+    """The tool requested for ``lang``: the config's ``segment.tools``, else Appendix B's,
+    else ICU (a language outside the paper's table)."""
     return str(cfg["segment"]["tools"].get(lang, default_tool(lang)))
 
 

@@ -1,8 +1,11 @@
 """The languages xlalign knows: the paper's 40 (its Table 4) with their scripts and the
-segmentation/tokenisation tools of its Appendix B."""
+segmentation/tokenisation tools of its Appendix B, and any other ISO 639 language
+(:mod:`xlalign.core.langtags` validates the code), segmented by ICU unless the
+configuration declares another tool (``segment.tools``)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from xlalign.core.errors import ConfigError
@@ -12,7 +15,10 @@ UDPIPE = "udpipe"  # UDPipe (spacy-udpipe) for sentences and tokens
 ICU = "icu"  # ICU sentence and word break iterators for both
 ICU_JIEBA = "icu+jieba"  # ICU sentences, jieba tokens (zh)
 ICU_FUGASHI = "icu+fugashi"  # ICU sentences, fugashi/unidic-lite tokens (ja)
-TOOLS = (UDPIPE, ICU, ICU_JIEBA, ICU_FUGASHI)
+WHITESPACE = "whitespace"  # ICU sentences, tokens split at whitespace
+TOOLS = (UDPIPE, ICU, ICU_JIEBA, ICU_FUGASHI, WHITESPACE)
+#: The base language a tool is limited to (other tools serve any language).
+TOOL_LANGUAGE = {ICU_JIEBA: "zh", ICU_FUGASHI: "ja"}
 
 
 @dataclass(frozen=True)
@@ -80,16 +86,86 @@ PAPER_LANGUAGES: tuple[str, ...] = tuple(sorted(LANGUAGES))
 
 
 def get_language(code: str, *, key: str = "languages") -> Language:
-    """Return the :class:`Language` for ``code`` or raise a :class:`ConfigError` naming ``key``."""
+    """The :class:`Language` for ``code`` or a :class:`ConfigError` naming ``key``.
+
+    One of the paper's 40 as its Table 4 has it; any other ISO 639 code in canonical
+    spelling (:func:`xlalign.core.langtags.parse`) gets its English name, its script (the
+    subtag, else CLDR's likely script) and ICU, with ``code`` as the ICU locale. A paper
+    language with a script or region subtag keeps its jieba or fugashi tool (``zh_Hant``)
+    and gets ICU for UDPipe (``pt_BR``).
+    """
+    lang = LANGUAGES.get(code)
+    if lang is not None:
+        return lang
+    return _other_language(code, key)
+
+
+@functools.cache
+def _other_language(code: str, key: str) -> Language:
+    from xlalign.core import langtags
+
     try:
-        return LANGUAGES[code]
-    except KeyError:
+        tag = langtags.parse(code)
+    except ValueError as exc:
         raise ConfigError(
-            f"{key}: unknown language code {code!r}; expected one of "
-            f"{', '.join(PAPER_LANGUAGES)} (ISO 639-1 codes of the paper's Table 4)"
+            f"{key}: {exc} (ISO 639-1/639-3 code, e.g. 'uk', 'haw', 'sr_Latn')"
         ) from None
+    base = LANGUAGES.get(tag.language)
+    script = tag.script or langtags.likely_script(tag.language)
+    if base is not None:
+        # jieba and fugashi serve every variant; UDPipe's models are keyed by the bare code
+        # (segment.udpipe.models.<code> can name one), so a variant defaults to ICU.
+        tool = ICU if base.tool == UDPIPE else base.tool
+        name = _script_name(tag.script) if tag.script else base.script
+        return Language(tag.code, base.name, base.family, name, tool, tag.code)
+    return Language(
+        tag.code,
+        langtags.language_name(tag.code) or tag.code,
+        "",
+        _script_name(script) if script else "",
+        ICU,
+        tag.code,
+    )
+
+
+#: ISO 15924 codes whose name in :data:`LANGUAGES` is not CLDR's English name.
+_SCRIPT_NAMES = {"Hans": "CJK", "Hant": "CJK", "Hani": "CJK", "Jpan": "CJK", "Kore": "Hangul"}
+
+
+def _script_name(script: str) -> str:
+    from xlalign.core import langtags
+
+    return _SCRIPT_NAMES.get(script) or langtags.script_name(script)
+
+
+def is_paper_language(code: str) -> bool:
+    """One of the paper's 40 (Table 4)."""
+    return code in LANGUAGES
+
+
+def tool_allowed(tool: str, code: str) -> bool:
+    """Whether ``tool`` can segment ``code`` (jieba only Chinese, fugashi only Japanese)."""
+    base = TOOL_LANGUAGE.get(tool)
+    return base is None or code.split("_", 1)[0] == base
+
+
+def udpipe_model_languages() -> frozenset[str] | None:
+    """The language codes spacy-udpipe has a UD 2.5 model for (its ``languages.json``, read
+    without importing spaCy), or None when spacy-udpipe is not installed."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("spacy_udpipe")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    table = Path(next(iter(spec.submodule_search_locations))) / "languages.json"
+    try:
+        return frozenset(json.loads(table.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return None
 
 
 def default_tool(code: str) -> str:
-    """The Appendix B segmentation tool for ``code``."""
+    """The Appendix B segmentation tool for ``code`` (ICU for a language outside it)."""
     return get_language(code).tool

@@ -5,7 +5,9 @@ between documents. Output: one sentence per line, tokens separated by single spa
 
 Tools, as in Appendix B (``xlalign.core.languages``): UDPipe (through spacy-udpipe) for 27
 languages; ICU sentences + jieba tokens for zh; ICU sentences + fugashi/unidic-lite tokens
-for ja; ICU sentences and words for the rest.
+for ja; ICU sentences and words for the rest, and for any language outside the paper's
+table unless the configuration declares another tool (``whitespace``: ICU sentences,
+tokens split at whitespace).
 
 Filters, in this order (both from Appendix B):
 
@@ -30,7 +32,16 @@ from tqdm import tqdm
 
 from xlalign.core.errors import ConfigError, InputError, ToolError
 from xlalign.core.io import PathLike, atomic_open, iter_lines, write_json
-from xlalign.core.languages import ICU, ICU_FUGASHI, ICU_JIEBA, TOOLS, UDPIPE, get_language
+from xlalign.core.languages import (
+    ICU,
+    ICU_FUGASHI,
+    ICU_JIEBA,
+    TOOLS,
+    UDPIPE,
+    WHITESPACE,
+    get_language,
+    tool_allowed,
+)
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +147,17 @@ class ICUSegmenter(_ICUSentences):
         return [w for w in _icu_spans(self._words, sentence) if not w.isspace()]
 
 
+class WhitespaceSegmenter(_ICUSentences):
+    """ICU sentences (of the language's locale, root rules where ICU has none), tokens
+    split at whitespace: for a script ICU's word rules do not suit, or text that is
+    already tokenised."""
+
+    name = WHITESPACE
+
+    def tokens(self, sentence: str) -> list[str]:
+        return sentence.split()
+
+
 class ICUJiebaSegmenter(_ICUSentences):
     """ICU sentences, jieba tokens (Appendix B: zh). jieba's default dictionary and HMM
     for unknown words; the dictionary is loaded once per process, jieba's logs silenced."""
@@ -233,6 +255,14 @@ class UDPipeSegmenter:
 
 
 def _icu_based(tool: str, lang: str, locale: str) -> Segmenter:
+    if not tool_allowed(tool, lang):
+        raise ConfigError(
+            f"segment.tools.{lang}: tool {tool!r} segments only "
+            f"{'Chinese (zh)' if tool == ICU_JIEBA else 'Japanese (ja)'}; expected 'icu' or "
+            f"'whitespace' for {lang!r}"
+        )
+    if tool == WHITESPACE:
+        return WhitespaceSegmenter(locale)
     if tool == ICU:
         return ICUSegmenter(locale)
     if tool == ICU_JIEBA:

@@ -128,8 +128,23 @@ def get_translation(code: str, *, allow_restricted: bool = False) -> Translation
 # LibreOffice help packages (Debian)
 # --------------------------------------------------------------------------------------
 
-#: Paper language -> (Debian package, directory under usr/share/libreoffice/help).
+#: Language -> (Debian package, directory under usr/share/libreoffice/help): the paper's
+#: languages, then the other help packages of Debian 12 (``apt-cache search
+#: libreoffice-help``).
 LIBREOFFICE_PACKAGES: dict[str, tuple[str, str]] = {
+    "ca": ("libreoffice-help-ca", "ca"),
+    "cs": ("libreoffice-help-cs", "cs"),
+    "da": ("libreoffice-help-da", "da"),
+    "dz": ("libreoffice-help-dz", "dz"),
+    "gl": ("libreoffice-help-gl", "gl"),
+    "km": ("libreoffice-help-km", "km"),
+    "om": ("libreoffice-help-om", "om"),
+    "pl": ("libreoffice-help-pl", "pl"),
+    "pt_BR": ("libreoffice-help-pt-br", "pt-BR"),
+    "sk": ("libreoffice-help-sk", "sk"),
+    "sl": ("libreoffice-help-sl", "sl"),
+    "sv": ("libreoffice-help-sv", "sv"),
+    "zh_Hant": ("libreoffice-help-zh-tw", "zh-TW"),
     "de": ("libreoffice-help-de", "de"),
     "el": ("libreoffice-help-el", "el"),
     "en": ("libreoffice-help-en-us", "en-US"),
@@ -168,7 +183,8 @@ def debian_package(lang: str) -> str:
 # FreeDict dictionaries (Debian)
 # --------------------------------------------------------------------------------------
 
-#: ISO 639-3 codes of the paper's languages as FreeDict names its dictionaries. Swahili is
+#: ISO 639-3 codes of the paper's languages (and of the other languages FreeDict has with
+#: English) as FreeDict names its dictionaries. Swahili is
 #: the individual language ``swh`` (FreeDict's code); the other macrolanguages keep their
 #: macrolanguage code (``ara``, ``fas``, ``msa``, ``zho``, ...).
 ISO639_3: dict[str, str] = {
@@ -212,26 +228,52 @@ ISO639_3: dict[str, str] = {
     "vi": "vie",
     "yo": "yor",
     "zh": "zho",
+    # The other languages of Debian's FreeDict dictionaries with English (below).
+    "cs": "ces",
+    "cy": "cym",
+    "da": "dan",
+    "eo": "epo",
+    "ga": "gle",
+    "hr": "hrv",
+    "is": "isl",
+    "ku": "kur",
+    "la": "lat",
+    "lt": "lit",
+    "no": "nor",
+    "pl": "pol",
+    "sk": "slk",
+    "sl": "slv",
+    "sr": "srp",
+    "sv": "swe",
 }
 
-_ENG_TO = "afr ara bul deu ell fin fra hin hun ind ita jpn nld por rus spa swh tur".split()
-_TO_ENG = "afr ara deu ell fin fra hun ita jpn nld por spa swh tur".split()
-#: FreeDict dictionaries between English and a paper language in Debian 12 (bookworm),
-#: as ``src-tgt`` ISO 639-3 pairs (``apt-cache search dict-freedict``).
+_ENG_TO = (
+    "afr ara bul deu ell fin fra hin hun ind ita jpn nld por rus spa swh tur "
+    "ces cym dan gle hrv lat lit nor pol rom srp swe"
+).split()
+_TO_ENG = (
+    "afr ara deu ell fin fra hun ita jpn nld por spa swh tur "
+    "ces cym dan epo gle hrv isl kha kur lat lit pol slk slv srp swe"
+).split()
+#: FreeDict dictionaries between English and another language in Debian 12 (bookworm),
+#: as ``src-tgt`` ISO 639-3 pairs (``apt-cache search dict-freedict``): the paper's
+#: languages first, then the others.
 DEBIAN_FREEDICT_PAIRS: frozenset[str] = frozenset(
     [f"eng-{x}" for x in _ENG_TO] + [f"{x}-eng" for x in _TO_ENG]
 )
 
 
 def iso639_3(lang2: str) -> str:
-    """The ISO 639-3 code FreeDict uses for the ISO 639-1 code ``lang2``."""
-    try:
+    """The ISO 639-3 code FreeDict uses for the language code ``lang2`` (a three-letter
+    code is its own)."""
+    if lang2 in ISO639_3:
         return ISO639_3[lang2]
-    except KeyError:
-        raise ConfigError(
-            f"dictionary language {lang2!r}: no ISO 639-3 code known; expected one of "
-            f"{', '.join(sorted(ISO639_3))}"
-        ) from None
+    if len(lang2) == 3 and lang2.isalpha() and lang2.islower():
+        return lang2
+    raise ConfigError(
+        f"dictionary language {lang2!r}: no FreeDict dictionary with English (no ISO 639-3 "
+        f"code known); FreeDict's languages here: {', '.join(sorted(ISO639_3))}"
+    )
 
 
 def freedict_package(src: str, tgt: str) -> str:

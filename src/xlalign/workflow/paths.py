@@ -260,6 +260,8 @@ def encoder_dir(cfg: Mapping[str, Any]) -> str:
 
 def dictionary_targets(cfg: Mapping[str, Any]) -> list[str]:
     """Bilingual dictionaries (English <-> each language) the configured sources give."""
+    from xlalign.core.langtags import cldr_has_locale
+    from xlalign.core.languages import get_language
     from xlalign.resources.catalog import freedict_source
 
     out: list[str] = []
@@ -276,7 +278,7 @@ def dictionary_targets(cfg: Mapping[str, Any]) -> list[str]:
                 out.append(embedded_dictionary_file("en", lang, "freedict"))
         if "cedict" in kinds and lang == "zh":
             out.append(embedded_dictionary_file("en", "zh", "cedict"))
-        if "cldr" in kinds:
+        if "cldr" in kinds and cldr_has_locale(get_language(lang).icu_locale):
             out.append(embedded_dictionary_file("en", lang, "cldr"))
         if "muse" in kinds and lang in MUSE_LANGUAGES:
             for src, tgt in (("en", lang), (lang, "en")):

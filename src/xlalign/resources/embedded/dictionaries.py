@@ -353,10 +353,15 @@ _MARKUP_CHARS = set('<>[]{}()/\\|="@#*&%+^`~_')
 
 
 def _allowed_prefixes(lang: str) -> tuple[str, ...]:
-    if lang in _LANGUAGE_PREFIXES:
-        return _LANGUAGE_PREFIXES[lang]
+    base = lang.split("_", 1)[0]
+    if base in _LANGUAGE_PREFIXES:
+        return _LANGUAGE_PREFIXES[base]
     script = get_language(lang, key="dictionary language").script
-    return _SCRIPT_PREFIXES[script]
+    if script in _SCRIPT_PREFIXES:
+        return _SCRIPT_PREFIXES[script]
+    # A language outside the paper's table: Unicode names its letters after the script
+    # ("ETHIOPIC SYLLABLE ..."); with no script known, any letter passes.
+    return (script.split()[0].upper(),) if script else ("",)
 
 
 @functools.lru_cache(maxsize=65536)

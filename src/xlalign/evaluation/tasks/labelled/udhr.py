@@ -8,7 +8,9 @@ English by article, then by position within the article. A section whose paragra
 count differs from English's (often the preamble, which translations split differently)
 is left out as a whole and counted: pairing by position there would misalign.
 
-:data:`UDHR_CODES` names the declaration used for each of the paper's 40 languages.
+:data:`UDHR_CODES` names the declaration used for each of the paper's 40 languages; any
+other language reads the declaration named by its ISO 639-3 code (``pl`` -> ``pol``,
+:func:`declaration_code`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,18 @@ UDHR_CODES: dict[str, str] = {
     "ta": "tam", "te": "tel", "th": "tha", "tl": "tgl", "tr": "tur", "ur": "urd", "vi": "vie",
     "yo": "yor", "zh": "cmn_hans",
 }  # fmt: skip
+
+
+def declaration_code(lang: str) -> str:
+    """The udhr declaration of ``lang``: the chosen one of a paper language, else the ISO
+    639-3 code with the script subtag in udhr's spelling (``sr_Latn`` -> ``srp_latn``)."""
+    if lang in UDHR_CODES:
+        return UDHR_CODES[lang]
+    from xlalign.core import langtags
+
+    tag = langtags.parse(lang)
+    code = langtags.iso639_3(lang)
+    return f"{code}_{tag.script.lower()}" if tag.script else code
 
 
 class _Declaration(HTMLParser):
@@ -138,12 +152,18 @@ def build_udhr(
     """``udhr`` retrieval pairs of ``lang`` (source) with English (target)."""
     if lang == "en":
         raise ConfigError("udhr: English is the retrieval target; list the other languages")
-    code = UDHR_CODES.get(lang)
-    if code is None:
-        raise ConfigError(
-            f"udhr: no declaration chosen for language {lang!r}; known: {sorted(UDHR_CODES)}"
-        )
+    code = declaration_code(lang)
     src_rel, eng_rel = f"declaration/{code}.html", f"declaration/{ENGLISH_CODE}.html"
+    found = [*Path(package_dir).glob(src_rel), *Path(package_dir).glob(f"*/{src_rel}")]
+    if lang not in UDHR_CODES and not found:
+        have = sorted({p.stem for p in Path(package_dir).glob("**/declaration/*.html")})
+        near = [c for c in have if c.split("_")[0] == code.split("_")[0]]
+        raise ConfigError(
+            f"udhr: language {lang!r}: the {package} package has no declaration {src_rel} "
+            f"(its ISO 639-3 code); "
+            + (f"declarations of that language: {', '.join(near)}; " if near else "")
+            + f"leave {lang!r} out of zeroshot.retrieval.sets.udhr.languages"
+        )
     src_path = package_file(package_dir, src_rel, package=package)
     eng_path = package_file(package_dir, eng_rel, package=package)
     dropped: Counter[str] = Counter()
