@@ -175,7 +175,6 @@ def test_new_experiment_is_a_training_one_and_parents_carry_metrics_and_params(
         summary = _mirror(tmp_path, seed)
         assert summary["parent_created"] is True
         assert summary["parent_params"] == {"logged": n_params, "total": n_params}
-        assert summary["ui_path"].endswith("/runs?workflowType=machine_learning")
     exp = _client(tmp_path).get_experiment_by_name("xlalign/test")
     assert exp.tags[EXPERIMENT_KIND_TAG] == EXPERIMENT_KIND == "custom_model_development"
     parents = {p.data.tags["xlalign.seed"]: p for p in _parents(tmp_path)}
@@ -272,3 +271,41 @@ def test_parent_with_other_param_values_is_replaced_with_its_children(tmp_path: 
     assert {c["action"] for c in new["children"].values()} == {"unchanged"}
     # and the next run finds the new parent
     assert "parent_replaced" not in _mirror(tmp_path, 1)
+
+
+def test_key_metrics_view_of_the_runs_table(tmp_path: Path) -> None:
+    """The saved view the UI's "Views" menu lists (and ``summary["ui_path"]`` opens): the
+    parents, their seed and encoder, then the key metrics, zero-shot first."""
+    from xlalign.workflow.tracking import VIEW_ID, VIEW_TAG_PREFIX, key_metrics_view
+
+    summary = _mirror(tmp_path, 1)
+    assert summary["ui_path"] == (
+        f"#/experiments/{summary['experiment_id']}/runs?workflowType=machine_learning"
+        f"&viewStateShareKey={VIEW_ID}"
+    )
+    client = _client(tmp_path)
+    exp_id = summary["experiment_id"]
+    envelope = json.loads(client.get_experiment(exp_id).tags[VIEW_TAG_PREFIX + VIEW_ID])
+    assert isinstance(envelope["name"], str) and isinstance(envelope["createdAt"], int)
+    state = json.loads(envelope["state"])
+    assert state["searchFilter"] == "tags.`xlalign.kind` = 'parent'"
+    cols = state["selectedColumns"]
+    metrics = key_metrics(results_tree(tmp_path / "again", 1))
+    assert cols[:3] == ["params.`seed`", "params.`encoder.name`", "metrics.`zeroshot.e5.avg`"]
+    assert sorted(cols[2:]) == sorted(f"metrics.`{m}`" for m in metrics)
+    assert state["columnOrder"] == cols and set(state["columnWidths"]) == set(cols)
+    # unchanged metrics: the tag is not written again; another configuration's widen it
+    assert key_metrics_view(client, exp_id, metrics) is False
+    assert key_metrics_view(client, exp_id, ["bli.other.en-xx.csls.p_1"]) is True
+    state = json.loads(
+        json.loads(client.get_experiment(exp_id).tags[VIEW_TAG_PREFIX + VIEW_ID])["state"]
+    )
+    assert "metrics.`bli.other.en-xx.csls.p_1`" in state["selectedColumns"]
+    assert set(cols) < set(state["selectedColumns"])
+    # a view too long for the tag keeps its first columns
+    many = [f"bli.space{i:04d}.en-de.csls.p_1" for i in range(400)]
+    key_metrics_view(client, exp_id, many)
+    text = client.get_experiment(exp_id).tags[VIEW_TAG_PREFIX + VIEW_ID]
+    assert len(text) <= 20000
+    state = json.loads(json.loads(text)["state"])
+    assert state["selectedColumns"][2] == "metrics.`zeroshot.e5.avg`"

@@ -30,7 +30,8 @@ import math
 import os
 import re
 import subprocess
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,9 +178,18 @@ def _lock_path(uri: str, summary_path: PathLike) -> Path:
 #: the GenAI traces; mlflow/server/js, ``ExperimentKind.CUSTOM_MODEL_DEVELOPMENT``).
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
-#: The UI's own switch between its GenAI and machine-learning views (MLflow >= 3.5 follows
-#: it over the experiment's kind); the runs page of experiment ``{id}`` in the latter.
-UI_RUNS_PATH = "#/experiments/{id}/runs?workflowType=machine_learning"
+#: The runs table's saved view of the parents' key metrics: an entry of the UI's "Views"
+#: menu, kept as the UI keeps its saved views (an experiment tag ``mlflow.sharedViewState.
+#: <id>``: name, times and the table's state as JSON); an MLflow without the menu ignores it.
+VIEW_TAG_PREFIX = "mlflow.sharedViewState."
+VIEW_ID = "xlalign-key-metrics"
+VIEW_NAME = "xlalign: key metrics of the parent runs"
+#: What the view's columns may take of the tag (MLflow: 20,000 characters an experiment tag).
+_MAX_VIEW_STATE = 16000
+#: The experiment's runs page in that view. ``workflowType``: the UI's own switch between its
+#: GenAI and machine-learning sides, which MLflow >= 3.5 follows over the experiment's kind
+#: (its default, GenAI, would show the traces).
+UI_RUNS_PATH = "#/experiments/{id}/runs?workflowType=machine_learning&viewStateShareKey=" + VIEW_ID
 
 
 def _experiment_id(client: Any, experiment: str, artifact_location: PathLike) -> str:
@@ -196,6 +206,62 @@ def _experiment_id(client: Any, experiment: str, artifact_location: PathLike) ->
     if exp.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
         client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
     return exp.experiment_id
+
+
+def _column(kind: str, name: str) -> str:
+    """A column of the UI's runs table (``metrics.`name```)."""
+    return f"{kind}.`{name}`"
+
+
+def key_metrics_view(
+    client: Any, experiment_id: str, metrics: Iterable[str], now_ms: int | None = None
+) -> bool:
+    """Save (or widen) the runs table's view of the key metrics (:data:`VIEW_ID`): the parent
+    runs only, by name, with the columns ``seed``, ``encoder.name``, then the zero-shot and
+    BLI metrics: ``metrics`` and those the view already had (another configuration's), as
+    many as the tag holds. Returns whether the tag was written (not when nothing changed).
+    A change saved over this view in the UI is undone by the next mirror (save it as a view
+    of one's own)."""
+    key = VIEW_TAG_PREFIX + VIEW_ID
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    created, old_state = now, {}
+    text = client.get_experiment(experiment_id).tags.get(key)
+    if text:
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            envelope = json.loads(text)
+            old_state = json.loads(envelope["state"])
+            created = int(envelope["createdAt"])
+    prefix = _column("metrics", "")[:-1]
+    names = set(metrics) | {
+        c[len(prefix) : -1]
+        for c in old_state.get("selectedColumns") or []
+        if isinstance(c, str) and c.startswith(prefix)
+    }
+    zeroshot = sorted(n for n in names if n.startswith("zeroshot."))
+    columns = [_column("params", "seed"), _column("params", "encoder.name")]
+    # each column is named three times (selected, order, width)
+    used = sum(3 * len(c) + 20 for c in columns)
+    for name in [*zeroshot, *sorted(names - set(zeroshot))]:
+        used += 3 * len(_column("metrics", name)) + 20
+        if used > _MAX_VIEW_STATE:
+            log.warning("the key-metrics view holds the first %d metrics", len(columns) - 2)
+            break
+        columns.append(_column("metrics", name))
+    state = {
+        "searchFilter": f"tags.`{TAG}kind` = 'parent'",
+        "orderByKey": _column("tags", "mlflow.runName"),
+        "orderByAsc": True,
+        "selectedColumns": columns,
+        # in this order (MLflow would sort them by name, BLI first), each as wide as its name
+        "columnOrder": columns,
+        "columnWidths": {c: min(240, max(90, 7 * len(c) - 70)) for c in columns},
+    }
+    if state == old_state:
+        return False
+    envelope = {"name": VIEW_NAME, "createdAt": created, "updatedAt": now, "state": ""}
+    envelope["state"] = json.dumps(state, ensure_ascii=False)
+    client.set_experiment_tag(experiment_id, key, json.dumps(envelope, ensure_ascii=False))
+    return True
 
 
 def _param_value(value: Any) -> str:
@@ -451,6 +517,7 @@ def mirror(
         for i in range(0, len(items), 1000):
             client.log_batch(parent_id, metrics=items[i : i + 1000])
         summary["parent_metrics"] = {"logged": len(items), "total": len(parent_metrics)}
+        key_metrics_view(client, exp_id, parent_metrics)
         client.set_terminated(parent_id)
     write_json(summary_path, summary)
     return summary
