@@ -12,9 +12,10 @@ Re-running is idempotent: runs are found again by their tags (config hash, seed,
 job whose files did not change is skipped, a changed one replaces its old child run.
 
 What a user of the MLflow UI expects: the experiment is tagged a model-training one
-(:data:`EXPERIMENT_KIND_TAG`), so that it opens on its runs rather than the GenAI traces;
-each parent run carries the resolved configuration as params (:func:`config_params`) and
-its seed's key results as metrics (:func:`key_metrics`: BLI P@1 per space and language
+(:data:`EXPERIMENT_KIND_TAG`) and has a saved view of its parents' key metrics, which the
+summary's ``ui_path`` opens on the runs table rather than the GenAI traces; each parent
+run carries the resolved configuration as params (:func:`config_params`) and its seed's
+key results as metrics (:func:`key_metrics`: BLI P@1 per space and language
 pair, the zero-shot summary table's cells), read from the same files the tables read, so
 that seeds and configurations compare side by side without opening a child.
 """
@@ -173,9 +174,11 @@ def _lock_path(uri: str, summary_path: PathLike) -> Path:
     return Path(summary_path).with_suffix(".lock")
 
 
-#: The experiment tag the MLflow 3 UI reads for an experiment's kind, and the value of a
-#: model-training experiment ("Machine learning": the UI opens it on its runs table, not on
-#: the GenAI traces; mlflow/server/js, ``ExperimentKind.CUSTOM_MODEL_DEVELOPMENT``).
+#: The experiment tag MLflow 3 keeps an experiment's kind in, and the value of a
+#: model-training experiment ("Machine learning", mlflow/server/js
+#: ``ExperimentKind.CUSTOM_MODEL_DEVELOPMENT``): the UIs that read it open the experiment on
+#: its runs table, not on the GenAI traces. MLflow 3.17's UI follows its own "GenAI / Model
+#: training" switch instead (checked in its bundle and in Chromium), hence UI_RUNS_PATH.
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
 #: The runs table's saved view of the parents' key metrics: an entry of the UI's "Views"
@@ -187,7 +190,7 @@ VIEW_NAME = "xlalign: key metrics of the parent runs"
 #: What the view's columns may take of the tag (MLflow: 20,000 characters an experiment tag).
 _MAX_VIEW_STATE = 16000
 #: The experiment's runs page in that view. ``workflowType``: the UI's own switch between its
-#: GenAI and machine-learning sides, which MLflow >= 3.5 follows over the experiment's kind
+#: GenAI and machine-learning sides, which MLflow 3.17 follows over the experiment's kind
 #: (its default, GenAI, would show the traces).
 UI_RUNS_PATH = "#/experiments/{id}/runs?workflowType=machine_learning&viewStateShareKey=" + VIEW_ID
 
@@ -519,6 +522,7 @@ def mirror(
         summary["parent_metrics"] = {"logged": len(items), "total": len(parent_metrics)}
         key_metrics_view(client, exp_id, parent_metrics)
         client.set_terminated(parent_id)
+    log.info("MLflow UI: <server>/%s (the parents' key metrics)", summary["ui_path"])
     write_json(summary_path, summary)
     return summary
 
