@@ -192,6 +192,12 @@ def test_split_map_select_evaluate(small: Path) -> None:
     jobs = {(r.data.tags.get("xlalign.job"), r.data.tags.get("xlalign.seed")): r for r in runs}
     bli = jobs[("bli/x2s-ma/de", "2")]
     assert "results.en-de.csls.p_1" in bli.data.metrics
+    # the seed's parent carries the key metrics (the same number) and the config as params
+    parent = client.get_run(bli.data.tags["mlflow.parentRunId"])
+    key = "bli.x2s-ma.en-de.csls.p_1"
+    assert parent.data.metrics[key] == bli.data.metrics["results.en-de.csls.p_1"]
+    assert parent.data.params["seed"] == "2" and parent.data.params["name"] == "lx"
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
     assert ("select_space/x2s-ma/de", "1") in jobs and ("map_space/aggregate/de", "1") in jobs
 
     assert planned_jobs(snakemake(small, "--configfile", "c.yaml", "-n", "all")) == {}

@@ -6,7 +6,7 @@ See xlalign.workflow.tracking; the records come from xlalign.workflow.manifest.
 from pathlib import Path
 
 from xlalign.workflow.jobscript import job_logging
-from xlalign.workflow.tracking import JobRecord, git_revision, mirror
+from xlalign.workflow.tracking import JobRecord, config_params, git_revision, mirror
 
 with job_logging(snakemake):
     cfg = snakemake.params.config
@@ -35,20 +35,10 @@ with job_logging(snakemake):
             "git_revision": git_revision(Path(snakemake.scriptdir).resolve().parents[1]),
             "encoder": cfg["encoder"]["name"],
         },
-        parent_params={
-            "languages": ",".join(cfg["languages"]),
-            "seed": seed,
-            "encoder.source": cfg["encoder"]["source"],
-            "encoder.name": cfg["encoder"]["name"],
-            "corpus.max_sentences": cfg["corpus"]["max_sentences"],
-            **{
-                f"corpus.per_language.{lang}.max_sentences": v["max_sentences"]
-                for lang, v in sorted(cfg["corpus"]["per_language"].items())
-            },
-            "corpus.strategy": cfg["corpus"]["strategy"],
-            "corpus.seed": cfg["corpus"]["seed"],
-            "segment.min_tokens": cfg["segment"]["min_tokens"],
-            "segment.min_paragraph_sentences": cfg["segment"]["min_paragraph_sentences"],
-        },
+        # the parent's params: its seed and the resolved configuration
+        parent_params={"seed": seed, **config_params(cfg)},
+        # the parent's BLI metrics: the tables' retrieval and metric
+        bli_metric=cfg["evaluate"]["tables"]["metric"],
+        bli_retrieval=cfg["evaluate"]["tables"]["retrieval"],
         summary_path=snakemake.output[0],
     )

@@ -10,6 +10,14 @@ whose rule declares an output named ``stats``.
 
 Re-running is idempotent: runs are found again by their tags (config hash, seed, job); a
 job whose files did not change is skipped, a changed one replaces its old child run.
+
+What a user of the MLflow UI expects: the experiment is tagged a model-training one
+(:data:`EXPERIMENT_KIND_TAG`) and has a saved view of its parents' key metrics, which the
+summary's ``ui_path`` opens on the runs table rather than the GenAI traces; each parent
+run carries the resolved configuration as params (:func:`config_params`) and its seed's
+key results as metrics (:func:`key_metrics`: BLI P@1 per space and language
+pair, the zero-shot summary table's cells), read from the same files the tables read, so
+that seeds and configurations compare side by side without opening a child.
 """
 
 from __future__ import annotations
@@ -23,7 +31,8 @@ import math
 import os
 import re
 import subprocess
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -165,14 +174,203 @@ def _lock_path(uri: str, summary_path: PathLike) -> Path:
     return Path(summary_path).with_suffix(".lock")
 
 
+#: The experiment tag MLflow 3 keeps an experiment's kind in, and the value of a
+#: model-training experiment ("Machine learning", mlflow/server/js
+#: ``ExperimentKind.CUSTOM_MODEL_DEVELOPMENT``): the UIs that read it open the experiment on
+#: its runs table, not on the GenAI traces. MLflow 3.17's UI follows its own "GenAI / Model
+#: training" switch instead (checked in its bundle and in Chromium), hence UI_RUNS_PATH.
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+EXPERIMENT_KIND = "custom_model_development"
+#: The runs table's saved view of the parents' key metrics: an entry of the UI's "Views"
+#: menu, kept as the UI keeps its saved views (an experiment tag ``mlflow.sharedViewState.
+#: <id>``: name, times and the table's state as JSON); an MLflow without the menu ignores it.
+VIEW_TAG_PREFIX = "mlflow.sharedViewState."
+VIEW_ID = "xlalign-key-metrics"
+VIEW_NAME = "xlalign: key metrics of the parent runs"
+#: What the view's columns may take of the tag (MLflow: 20,000 characters an experiment tag).
+_MAX_VIEW_STATE = 16000
+#: The experiment's runs page in that view. ``workflowType``: the UI's own switch between its
+#: GenAI and machine-learning sides, which MLflow 3.17 follows over the experiment's kind
+#: (its default, GenAI, would show the traces).
+UI_RUNS_PATH = "#/experiments/{id}/runs?workflowType=machine_learning&viewStateShareKey=" + VIEW_ID
+
+
 def _experiment_id(client: Any, experiment: str, artifact_location: PathLike) -> str:
-    """The id of ``experiment``, created (artifacts under ``artifact_location``) if new."""
+    """The id of ``experiment``, created (artifacts under ``artifact_location``) if new;
+    tagged a model-training experiment either way (an experiment of an older xlalign gets
+    the tag on its next mirror, one that has it is left as it is)."""
     exp = client.get_experiment_by_name(experiment)
-    if exp is not None:
-        return exp.experiment_id
-    return client.create_experiment(
-        experiment, artifact_location=Path(artifact_location).resolve().as_uri()
-    )
+    if exp is None:
+        return client.create_experiment(
+            experiment,
+            artifact_location=Path(artifact_location).resolve().as_uri(),
+            tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND},
+        )
+    if exp.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
+        client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
+    return exp.experiment_id
+
+
+def _column(kind: str, name: str) -> str:
+    """A column of the UI's runs table (``metrics.`name```)."""
+    return f"{kind}.`{name}`"
+
+
+def key_metrics_view(
+    client: Any, experiment_id: str, metrics: Iterable[str], now_ms: int | None = None
+) -> bool:
+    """Save (or widen) the runs table's view of the key metrics (:data:`VIEW_ID`): the parent
+    runs only, by name, with the columns ``seed``, ``encoder.name``, then the zero-shot and
+    BLI metrics: ``metrics`` and those the view already had (another configuration's), as
+    many as the tag holds. Returns whether the tag was written (not when nothing changed).
+    A change saved over this view in the UI is undone by the next mirror (save it as a view
+    of one's own)."""
+    key = VIEW_TAG_PREFIX + VIEW_ID
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    created, old_state = now, {}
+    text = client.get_experiment(experiment_id).tags.get(key)
+    if text:
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            envelope = json.loads(text)
+            old_state = json.loads(envelope["state"])
+            created = int(envelope["createdAt"])
+    prefix = _column("metrics", "")[:-1]
+    names = set(metrics) | {
+        c[len(prefix) : -1]
+        for c in old_state.get("selectedColumns") or []
+        if isinstance(c, str) and c.startswith(prefix)
+    }
+    zeroshot = sorted(n for n in names if n.startswith("zeroshot."))
+    columns = [_column("params", "seed"), _column("params", "encoder.name")]
+    # each column is named three times (selected, order, width)
+    used = sum(3 * len(c) + 20 for c in columns)
+    for name in [*zeroshot, *sorted(names - set(zeroshot))]:
+        used += 3 * len(_column("metrics", name)) + 20
+        if used > _MAX_VIEW_STATE:
+            log.warning("the key-metrics view holds the first %d metrics", len(columns) - 2)
+            break
+        columns.append(_column("metrics", name))
+    state = {
+        "searchFilter": f"tags.`{TAG}kind` = 'parent'",
+        "orderByKey": _column("tags", "mlflow.runName"),
+        "orderByAsc": True,
+        "selectedColumns": columns,
+        # in this order (MLflow would sort them by name, BLI first), each as wide as its name
+        "columnOrder": columns,
+        "columnWidths": {c: min(240, max(90, 7 * len(c) - 70)) for c in columns},
+    }
+    if state == old_state:
+        return False
+    envelope = {"name": VIEW_NAME, "createdAt": created, "updatedAt": now, "state": ""}
+    envelope["state"] = json.dumps(state, ensure_ascii=False)
+    client.set_experiment_tag(experiment_id, key, json.dumps(envelope, ensure_ascii=False))
+    return True
+
+
+def _param_value(value: Any) -> str:
+    """A param's text: scalars as ``str``, lists and mappings as sorted JSON; URLs'
+    credentials masked; cut to MLflow's limit."""
+    if isinstance(value, Mapping | list | tuple):
+        text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    else:
+        text = str(value)
+    return redact_url(text)[:MAX_PARAM_LEN]
+
+
+def config_params(cfg: Mapping[str, Any]) -> dict[str, str]:
+    """The resolved configuration as MLflow params: one per leaf, dotted keys
+    (``encoder.name``, ``zeroshot.tasks.pos-gold.languages``), lists as JSON, an empty
+    mapping as ``{}``; sorted, so that the same config gives the same params. A key that
+    only differs by characters MLflow refuses (made ``_``) keeps its first value."""
+    out: dict[str, str] = {}
+
+    def walk(d: Mapping[str, Any], prefix: str) -> None:
+        for k in sorted(d, key=str):
+            v, key = d[k], f"{prefix}{k}"
+            if isinstance(v, Mapping) and v:
+                walk(v, key + ".")
+                continue
+            name = _clean(key)
+            if name in out:
+                log.warning("config key %r is param %r, already taken; left out", key, name)
+                continue
+            out[name] = _param_value(v)
+
+    walk(cfg, "")
+    return dict(sorted(out.items()))
+
+
+def _metric_name(*parts: str) -> str:
+    return _clean(".".join(parts))
+
+
+def bli_key_metrics(
+    paths: list[Path], metric: str = "p@1", retrieval: str = "csls"
+) -> dict[str, float]:
+    """A seed's BLI results (xlalign.evaluation.bli records, the files Tables 1 and 5 read)
+    as ``bli.<space>.<pair>.<retrieval>.<metric>`` (``bli.x2s-m.en-de.csls.p_1``): each
+    direction's score with the tables' retrieval and metric; a direction without a number
+    is left out."""
+    from xlalign.reporting.tables import load_records
+
+    out: dict[str, float] = {}
+    for rec in load_records(paths, "bli"):
+        for pair, by_retrieval in sorted(rec["results"].items()):
+            scores = by_retrieval.get(retrieval) if isinstance(by_retrieval, Mapping) else None
+            value = scores.get(metric) if isinstance(scores, Mapping) else None
+            if _finite(value):
+                out[_metric_name("bli", rec["space"], pair, retrieval, metric)] = float(value)
+    return out
+
+
+def zeroshot_key_metrics(finetune: list[Path], retrieve: list[Path]) -> dict[str, float]:
+    """The zero-shot summary table's cells (xlalign.reporting.zeroshot.summary_table, over
+    the same fine-tuning results and retrieval summaries) as ``zeroshot.<encoder>.<task>.
+    <metric>`` (``zeroshot.e5.pos-gold.accuracy``, ``zeroshot.e5.udhr.acc_1``) and the row's
+    average ``zeroshot.<encoder>.avg`` (only when every column has a value)."""
+    from xlalign.evaluation.tasks.registry import task_info
+    from xlalign.reporting.zeroshot import check_retrieval, load_runs, summary_table
+
+    runs = load_runs(finetune)
+    sets: list[dict[str, Any]] = []
+    for path in retrieve:
+        summary = read_json(path)
+        for name, res in sorted((summary.get("sets") or {}).items()):
+            check_retrieval(res, f"{path}: sets.{name}")
+            sets.append(res)
+    encoders = sorted({r["encoder"] for r in runs} | {r["encoder"] for r in sets})
+    tasks = sorted({r["task"] for r in runs})
+    rsets = sorted({r["set"] for r in sets})
+    if not encoders:
+        return {}
+    _, _, data = summary_table(runs, sets, encoders=encoders, tasks=tasks, retrieval_sets=rsets)
+    names = [
+        *(f"{t}.{task_info(t).metric}" for t in tasks),
+        *(f"{s}.{'f1' if task_info(s).metric == 'f1' else 'acc@1'}" for s in rsets),
+        "avg",
+    ]
+    out: dict[str, float] = {}
+    for enc in encoders:
+        for name, col in zip(names, data["columns"], strict=True):
+            value = data["values"][enc].get(col)
+            if _finite(value):
+                out[_metric_name("zeroshot", enc, name)] = float(value)
+    return out
+
+
+def key_metrics(
+    records: list[JobRecord], metric: str = "p@1", retrieval: str = "csls"
+) -> dict[str, float]:
+    """A seed's key results for its parent run, from its jobs' files: BLI
+    (:func:`bli_key_metrics`, the ``bli`` jobs) and the zero-shot summary
+    (:func:`zeroshot_key_metrics`, the ``finetune`` and ``retrieve`` jobs)."""
+
+    def stage(name: str) -> list[Path]:
+        return [r.stats for r in records if r.stage == name and r.stats.exists()]
+
+    out = bli_key_metrics(stage("bli"), metric, retrieval)
+    out.update(zeroshot_key_metrics(stage("finetune"), stage("retrieve")))
+    return dict(sorted(out.items()))
 
 
 def mirror(
@@ -185,47 +383,80 @@ def mirror(
     parent_tags: Mapping[str, str],
     parent_params: Mapping[str, Any],
     summary_path: PathLike,
+    bli_metric: str = "p@1",
+    bli_retrieval: str = "csls",
 ) -> dict[str, Any]:
     """Mirror ``records`` into MLflow under one parent run; write a summary JSON.
 
-    ``parent_tags`` must identify the parent uniquely (config hash and seed).
+    ``parent_tags`` must identify the parent uniquely (config hash and seed). The parent
+    carries ``parent_params`` (e.g. ``seed`` and :func:`config_params`) and the seed's key
+    metrics (:func:`key_metrics`, BLI with ``bli_metric`` and ``bli_retrieval``, the
+    tables' choice). A found parent gets the params it lacks; one whose params differ (a
+    store written by an older xlalign, which formatted them otherwise: MLflow cannot change
+    a logged param) is replaced by a new parent holding its children, the old one deleted
+    (``parent_replaced`` in the summary). Metrics are logged when their value changed.
     """
     import mlflow
     from mlflow.entities import Metric, Param, RunTag
     from mlflow.tracking import MlflowClient
 
     uri = resolve_uri(uri)
+    wanted = {_clean(k): _param_value(v) for k, v in parent_params.items()}
+    parent_metrics = key_metrics(records, bli_metric, bli_retrieval)
     # The summary names the store without the credentials a URI may hold.
     summary: dict[str, Any] = {"uri": redact_url(uri), "experiment": experiment, "children": {}}
     with store_lock(_lock_path(uri, summary_path)):
         mlflow.set_tracking_uri(uri)
         client = MlflowClient(uri)
         exp_id = _experiment_id(client, experiment, artifact_location)
+        summary["experiment_id"] = exp_id
+        summary["ui_path"] = UI_RUNS_PATH.format(id=exp_id)
         tags = {f"{TAG}{k}": str(v) for k, v in parent_tags.items()}
         key_tags = {k: v for k, v in tags.items() if k in (f"{TAG}config_hash", f"{TAG}seed")}
         filt = " and ".join(f"tags.`{k}` = '{v}'" for k, v in key_tags.items())
         filt += f" and tags.`{TAG}kind` = 'parent'"
         found = client.search_runs([exp_id], filter_string=filt, max_results=2)
-        if found:
-            parent = found[0]
-            parent_id = parent.info.run_id
-            summary["parent_created"] = False
-        else:
+        parent = found[0] if found else None
+        summary["parent_created"] = parent is None
+        todo = wanted
+        if parent is not None:
+            logged = parent.data.params
+            changed = sorted(k for k, v in wanted.items() if k in logged and logged[k] != v)
+            todo = {k: v for k, v in wanted.items() if k not in logged}
+            if changed:
+                log.warning(
+                    "MLflow parent run %s holds other values of params %s (written by an "
+                    "older xlalign?); a new parent run replaces it",
+                    parent.info.run_id,
+                    ", ".join(changed[:10]) + (" ..." if len(changed) > 10 else ""),
+                )
+                summary["parent_replaced"] = {
+                    "old_run_id": parent.info.run_id,
+                    "changed_params": changed,
+                }
+        fresh = parent is None or "parent_replaced" in summary
+        if fresh:
             parent = client.create_run(
                 exp_id, run_name=parent_name, tags={**tags, f"{TAG}kind": "parent"}
             )
-            parent_id = parent.info.run_id
-            client.log_batch(
-                parent_id,
-                params=[
-                    Param(_clean(k), redact_url(str(v))[:MAX_PARAM_LEN])
-                    for k, v in parent_params.items()
-                ],
-            )
-            summary["parent_created"] = True
+            todo = wanted
+        parent_id = parent.info.run_id
+        items = [Param(k, v) for k, v in sorted(todo.items())]
+        for i in range(0, len(items), 100):  # MLflow's limit of params per batch
+            client.log_batch(parent_id, params=items[i : i + 100])
+        summary["parent_params"] = {"logged": len(items), "total": len(wanted)}
         # Tags that may change between re-runs (git revision) are refreshed.
         client.log_batch(parent_id, tags=[RunTag(k, v) for k, v in tags.items()])
         summary["parent_run_id"] = parent_id
+        if "parent_replaced" in summary:
+            old_id = summary["parent_replaced"]["old_run_id"]
+            for child in client.search_runs(
+                [exp_id],
+                filter_string=f"tags.`mlflow.parentRunId` = '{old_id}'",
+                max_results=50000,
+            ):
+                client.set_tag(child.info.run_id, "mlflow.parentRunId", parent_id)
+            client.delete_run(old_id)
 
         existing = {
             r.data.tags.get(f"{TAG}job"): r
@@ -274,7 +505,24 @@ def mirror(
                 "run_id": rid,
                 "action": "replaced" if old is not None else "created",
             }
+        # The seed's key metrics, from the files just mirrored; only new or changed values
+        # (a re-run adds no history).
+        current = {} if fresh else dict(parent.data.metrics)
+        ts = max(
+            (int(r.stats.stat().st_mtime * 1000) for r in records if r.stats.exists()),
+            default=0,
+        )
+        items = [
+            Metric(k, v, ts, 0)
+            for k, v in parent_metrics.items()
+            if k not in current or current[k] != v
+        ]
+        for i in range(0, len(items), 1000):
+            client.log_batch(parent_id, metrics=items[i : i + 1000])
+        summary["parent_metrics"] = {"logged": len(items), "total": len(parent_metrics)}
+        key_metrics_view(client, exp_id, parent_metrics)
         client.set_terminated(parent_id)
+    log.info("MLflow UI: <server>/%s (the parents' key metrics)", summary["ui_path"])
     write_json(summary_path, summary)
     return summary
 
