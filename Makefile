@@ -1,8 +1,11 @@
-# Two commands do all set-up on a fresh Debian machine with Python 3.11:
+# Two commands do all set-up, as an unprivileged user, on Linux with Python 3.11-3.13:
 #   make run   - install, build the embedded offline resources, run the whole workflow
 #   make test  - install, then the whole test suite (unit, workflow and lint)
+# Another Python: `make setup PYTHON=python3.12` (a name on PATH or a path).
 SHELL := /bin/bash
 PYTHON ?= python3.11
+# The exact versions installed (pyproject.toml has the ranges; see constraints.txt).
+CONSTRAINTS := constraints.txt
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.xlalign-installed
@@ -19,24 +22,43 @@ RESULTS = $(CURDIR)/results/$(NAME)
 
 setup: $(STAMP)
 
-# Debian packages: ICU headers + pkg-config to build PyICU; dpkg/apt for the embedded
-# resources (LibreOffice help, FreeDict); headless Chromium for the test that opens the
-# Snakemake report (tests/e2e/test_report.py). Installed only when missing.
+# Nothing of the set-up needs root: every Python package comes from a wheel (PyICU with its
+# own ICU, pyicu-wheels) or builds without system libraries. The one system package left is
+# headless Chromium, for the tests that open the Snakemake report in a browser
+# (tests/e2e/test_report.py, tests/reporting/test_browser.py); `make run` does not use it.
+# When it is missing it is installed (Debian's `chromium`) only if the user may (root or
+# password-less sudo, and apt-get); otherwise one line says what is missing and for what,
+# and the set-up goes on (those tests are then skipped, with that reason).
 system-packages:
-	@missing=""; for p in libicu-dev pkg-config chromium; do \
-	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing Debian packages:$$missing"; \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing; \
-	  else sudo apt-get update -qq && sudo apt-get install -y -qq $$missing; fi; \
+	@chromium=$${XLALIGN_CHROMIUM:-}; \
+	for c in chromium chromium-browser google-chrome; do \
+	  [ -n "$$chromium" ] || chromium=$$(command -v $$c 2>/dev/null); done; \
+	[ -n "$$chromium" ] && exit 0; \
+	if [ "$$(id -u)" = 0 ]; then sudo=""; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	else sudo=no; fi; \
+	if [ "$$sudo" != no ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian's chromium (headless Chromium, for the report's browser tests)"; \
+	  { $$sudo apt-get update -qq && \
+	    $$sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } || \
+	  echo "missing: headless Chromium (apt-get install chromium failed): the report's browser tests need it and are skipped"; \
+	else \
+	  echo "missing: headless Chromium (chromium, chromium-browser or google-chrome on PATH, or XLALIGN_CHROMIUM): only the report's browser tests need it and are skipped; make run does not"; \
 	fi
 
-$(STAMP): pyproject.toml | system-packages
-	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON)"; exit 1; }
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(STAMP): pyproject.toml $(CONSTRAINTS)
+	@if [ -x $(BIN)/python ]; then \
+	  if [ "$(origin PYTHON)" != file ] && [ "$$($(BIN)/python -c 'import sys; print(sys.version_info[:2])')" != "$$($(PYTHON) -c 'import sys; print(sys.version_info[:2])' 2>/dev/null)" ]; then \
+	    echo "setup: $(VENV) was made with another Python than PYTHON=$(PYTHON); remove it (rm -rf $(VENV)) to change"; exit 1; fi; \
+	else \
+	  command -v $(PYTHON) >/dev/null 2>&1 || { echo "setup: $(PYTHON) not found; name a Python 3.11, 3.12 or 3.13: make setup PYTHON=python3.12"; exit 1; }; \
+	  $(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 13))' || { echo "setup: $(PYTHON) is Python $$($(PYTHON) -c 'import platform; print(platform.python_version())'); xlalign needs 3.11, 3.12 or 3.13 (make setup PYTHON=...)"; exit 1; }; \
+	  echo "$(PYTHON) -m venv $(VENV)"; $(PYTHON) -m venv $(VENV); \
+	fi
 	$(BIN)/pip install -q --upgrade pip
-	# torch is pinned (==2.13.0) so pip takes the CPU wheel; never an unpinned torch.
-	$(BIN)/pip install -q -e ".[dev]"
+	# Exact versions from $(CONSTRAINTS) (torch==2.13.0, so pip takes the CPU wheel where one
+	# is offered; never an unpinned torch); pip's own configured constraints still apply.
+	$(BIN)/pip install -q -c $(CONSTRAINTS) -e ".[dev]"
 	touch $(STAMP)
 
 # The workflow, then its Snakemake report: one self-contained HTML file (the results are
@@ -52,11 +74,11 @@ run: setup
 	@echo "  browse it:  $(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/results/mlflow.db"
 	@echo "report:       $(RESULTS)/report.html"
 
-test: setup
+test: setup system-packages
 	$(BIN)/pytest
 
 # Everything but the end-to-end workflow runs (tests/e2e), for a quick check while editing.
-test-fast: setup
+test-fast: setup system-packages
 	$(BIN)/pytest --ignore=tests/e2e
 
 lint: setup

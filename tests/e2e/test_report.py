@@ -1,5 +1,6 @@
 """The Snakemake report of the embedded run (e2e/conftest.py), built as `make run` builds
-it and opened in headless Chromium (the Debian package).
+it and opened in headless Chromium (the Debian package; the browser test is skipped, with
+the reason, where none is installed, unless $XLALIGN_REQUIRE_CHROMIUM is set).
 
 The report is a React application with every result embedded as a data URI; what a
 reader sees exists only once a browser has run it. A probe script is added to a copy of
@@ -23,7 +24,7 @@ import pytest
 from matplotlib import image as mpimg
 from snakemake_runner import EMBEDDED_CONFIG_ARGS, LAPTOP_PROFILE, embedded_config, snakemake
 
-from xlalign.reporting.browser import dump_dom, screenshot
+from xlalign.reporting.browser import dump_dom, missing_reason, screenshot
 
 #: Categories of the report by stage, and the table pages of each (workflow/report/README).
 TABLE_PAGES = {
@@ -187,7 +188,15 @@ def report(embedded_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
 
 
 @pytest.fixture(scope="module")
-def probe(report: Path) -> dict[str, Any]:
+def chromium() -> None:
+    """Skips the browser tests, saying why, where no Chromium is installed (before the
+    workflow runs for them); $XLALIGN_REQUIRE_CHROMIUM makes them fail instead."""
+    if reason := missing_reason():
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def probe(chromium: None, report: Path) -> dict[str, Any]:
     page = _with_script(report, PROBE, report.with_name("probe.html"))
     dom = dump_dom(page, budget_ms=60_000, timeout=300)
     m = re.search(r'<pre id="xlalign-probe">(.*?)</pre>', dom, flags=re.S)
@@ -281,7 +290,7 @@ def test_report_in_chromium_shows_categories_tables_and_images(probe: dict[str, 
 
 
 @pytest.mark.slow
-def test_report_screenshots_are_not_blank(report: Path) -> None:
+def test_report_screenshots_are_not_blank(chromium: None, report: Path) -> None:
     """The first page (the description, the rule graph, the menu) and the zero-shot
     tables as the report shows them; each saved beside the report."""
     first = screenshot(report, report.with_name("report-first-page.png"), (1400, 900))

@@ -1,5 +1,6 @@
 """Headless Chromium helpers: the finder and the command lines (a fake executable on
-PATH), then one real run of the Debian package on a script-built page."""
+PATH), then one real run of the Debian package on a script-built page (skipped, with the
+reason, where no Chromium is installed)."""
 
 from __future__ import annotations
 
@@ -157,8 +158,26 @@ document.getElementById("root").appendChild(img);
 </script></body></html>""".replace("RED_PNG", RED_PNG)
 
 
+def test_missing_reason_skips_unless_required(
+    fake_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(browser.REQUIRE_VAR, raising=False)
+    reason = browser.missing_reason()
+    assert reason and "no headless Chromium found" in reason
+    monkeypatch.setenv(browser.REQUIRE_VAR, "0")
+    assert browser.missing_reason() == reason
+    monkeypatch.setenv(browser.REQUIRE_VAR, "1")
+    assert browser.missing_reason() is None  # the test goes on and fails loudly
+    monkeypatch.delenv(browser.REQUIRE_VAR)
+    _fake(fake_path, "chromium")
+    assert browser.missing_reason() is None
+
+
 def test_real_chromium_runs_scripts_and_shoots(tmp_path: Path) -> None:
-    """The Debian package itself (installed by `make setup`)."""
+    """The Debian package itself (installed by `make test` where the user may); skipped
+    without a Chromium unless $XLALIGN_REQUIRE_CHROMIUM is set."""
+    if reason := browser.missing_reason():
+        pytest.skip(reason)
     page = tmp_path / "scripted.html"
     page.write_text(SCRIPTED, encoding="utf-8")
     dom = browser.dump_dom(page, budget_ms=2000)

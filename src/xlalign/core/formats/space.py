@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tokenize
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -138,7 +139,9 @@ def read_npy(stem: PathLike, *, mmap: bool = False) -> tuple[list[str], np.ndarr
     words = parse_vocab(text, vocab)
     try:
         mat = np.load(npy, mmap_mode="r" if mmap else None, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
+    except (ValueError, OSError, EOFError, tokenize.TokenError) as exc:
+        # numpy parses the header with tokenize: on Python 3.12+ a NUL byte there raises
+        # TokenError rather than a ValueError.
         raise InputError(f"{npy}: not a readable .npy file ({exc})") from exc
     if mat.ndim != 2 or mat.shape[0] != len(words):
         raise InputError(
