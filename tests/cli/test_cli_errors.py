@@ -471,6 +471,10 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize(
     ("sig", "status", "message"),
     [(signal.SIGINT, 130, "xlalign aer: interrupted"),
@@ -487,6 +491,10 @@ def test_signal_part_way_exits_cleanly(
         stderr=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
+        # Ctrl-C as a terminal delivers it: a test run started in the background of a
+        # non-interactive shell (nohup, CI wrappers) inherits SIGINT ignored, and Python
+        # then keeps ignoring it, as a program should.
+        preexec_fn=_sigint_default,
     )
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "started"
