@@ -15,9 +15,9 @@ the canonical one as suggestion.
 
 Data: ICU's ISO 639 table (``icu.Locale.getISOLanguages``: every ISO 639-1 code and the
 ISO 639-2/3 codes ICU knows, ~600) and Babel's CLDR data (English names of ~660 languages,
-scripts, regions, and CLDR's language aliases), both dependencies already. When the
-optional package ``pycountry`` is installed, every ISO 639-3 code (~7,900) is accepted
-too. Everything is loaded lazily, on the first code outside the paper's table.
+scripts, regions, and CLDR's language aliases), and ``pycountry``'s ISO 639-3 table (every
+code, ~7,900; a library install without it accepts ICU's and CLDR's only). Everything is
+loaded lazily, on the first code outside the paper's table.
 """
 
 from __future__ import annotations
