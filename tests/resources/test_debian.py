@@ -409,32 +409,26 @@ def test_tampered_index_or_package_refused(tmp_path: Path, signer) -> None:
     bad["/dists/stable/InRelease"] = files["/dists/stable/InRelease"].replace(
         b"Origin: Test", b"Origin: Evil"
     )
-    with serve(bad) as srv:
-        src = DebianSource(srv.base, ("stable",), ("main",), (ring,), "test")
-        with pytest.raises(DownloadError, match="signature"):
-            deb_download(
-                "tiny",
-                tmp_path / "d1",
-                [src],
-                cache_dir=tmp_path / "c1",
-                architecture="amd64",
-                retries=0,
-            )
+
+    def refused(archive: dict[str, bytes], run: str, match: str) -> None:
+        with serve(archive) as srv:
+            src = DebianSource(srv.base, ("stable",), ("main",), (ring,), "test")
+            with pytest.raises(DownloadError, match=match):
+                deb_download(
+                    "tiny",
+                    tmp_path / f"d{run}",
+                    [src],
+                    cache_dir=tmp_path / f"c{run}",
+                    architecture="amd64",
+                    retries=0,
+                )
+        assert not (tmp_path / f"d{run}" / "tiny_1.0_all.deb").exists()
+
+    refused(bad, "1", "signature")
     # A .deb that is not the one the index names.
     bad = dict(files)
     bad["/pool/main/t/tiny/tiny_1.0_all.deb"] = b"not it"
-    with serve(bad) as srv:
-        src = DebianSource(srv.base, ("stable",), ("main",), (ring,), "test")
-        with pytest.raises(DownloadError, match="sha256"):
-            deb_download(
-                "tiny",
-                tmp_path / "d2",
-                [src],
-                cache_dir=tmp_path / "c2",
-                architecture="amd64",
-                retries=0,
-            )
-        assert not (tmp_path / "d2" / "tiny_1.0_all.deb").exists()
+    refused(bad, "2", "sha256")
     # A keyring without the signing key.
     other = tmp_path / "other.gpg"
     other.write_bytes(b"")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bz2
 import contextlib
+import fcntl
 import gzip
 import hashlib
 import io
@@ -43,6 +44,21 @@ def _temp_pattern(name: str) -> re.Pattern[str]:
     """What the temporaries of an output called ``name`` look like (no dot in the random
     part, so ``.a.XXXXXXXX.tmp`` of ``a`` is never taken for one of ``a.b``'s)."""
     return re.compile(rf"^\.{re.escape(name)}\.{_TMP_RANDOM}\.tmp(\.[A-Za-z0-9]+)?$")
+
+
+@contextlib.contextmanager
+def file_lock(path: PathLike) -> Iterator[None]:
+    """An exclusive advisory lock (``flock``) on the file ``path``, created with its
+    directory if missing, held for the ``with`` block: jobs that share one store or cache
+    take it around their writes."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def fsync_path(path: PathLike) -> None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import bz2
 import contextlib
-import fcntl
 import fnmatch
 import gzip
 import io
@@ -46,8 +45,8 @@ from urllib.parse import quote
 import requests
 
 from xlalign.core.errors import ConfigError, DownloadError, InputError, ToolError
-from xlalign.core.io import PathLike, atomic_dir, redact_url
-from xlalign.resources.download import download
+from xlalign.core.io import PathLike, atomic_dir, file_lock, redact_url
+from xlalign.resources.download import check_member_name, download, no_match_error
 
 logger = logging.getLogger(__name__)
 
@@ -495,18 +494,6 @@ def _safe_name(uri: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", redact_url(uri).split("://", 1)[-1]).strip("_")
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on ``path`` (parallel jobs share the index cache)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 @dataclass
 class _Candidate:
     version: str
@@ -607,7 +594,8 @@ class DebianArchive:
             if source.architectures and self.arch not in source.architectures:
                 arches = ["all"]
             for suite in source.suites:
-                with _locked(self._suite_dir(source, suite) / ".lock"):
+                # parallel jobs share the index cache
+                with file_lock(self._suite_dir(source, suite) / ".lock"):
                     # A fetch or signature failure of InRelease stops here, never skipped.
                     self._release(source, suite, refresh)
                     for comp in source.components:
@@ -795,9 +783,9 @@ def _data_tar(src: Path) -> Iterator[tarfile.TarFile]:
 
 
 def _safe_member_name(src: Path, name: str) -> str:
-    rel = name[2:] if name.startswith("./") else name
-    if not rel or rel.startswith("/") or ".." in Path(rel).parts:
-        raise InputError(f"{src}: refusing the member {name!r} (absolute or outside the package)")
+    """``name`` without its leading ``./``; absolute names and ``..`` are refused."""
+    rel = name.removeprefix("./")
+    check_member_name(src, rel)
     return rel
 
 
@@ -849,10 +837,7 @@ def extract_deb(deb: PathLike, dest_dir: PathLike, members: Sequence[str] | None
         if patterns is not None:
             unmatched = [p for p in patterns if p not in matched]
             if unmatched:
-                raise InputError(
-                    f"{src}: no member matches {', '.join(map(repr, unmatched))} (a file that a "
-                    f"later job reads from this package; the package has {count} files)"
-                )
+                raise no_match_error(src, unmatched, count)
     logger.info(
         "%s: extracted %d file(s) into %s", src, count if patterns is None else len(matched), dest
     )

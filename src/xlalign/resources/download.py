@@ -546,7 +546,7 @@ def download_huggingface_model(
                 f"(*.safetensors or pytorch_model.bin) among {sorted(siblings)}"
             )
         for name in files:
-            _check_member_name(f"{repo_id}@{sha}", name)
+            check_member_name(f"{repo_id}@{sha}", name)
 
         if _manifest_is_current(dest, repo_id, sha, files):
             logger.info("%s: %s at %s already present", dest, repo_id, sha)
@@ -609,7 +609,7 @@ _ZIP_SUFFIXES = (".zip", ".whl")
 _TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2")
 
 
-def _check_member_name(archive: object, name: str) -> None:
+def check_member_name(archive: object, name: str) -> None:
     """Refuse member names that are absolute or climb out of the extraction directory."""
     norm = name.replace("\\", "/")
     if not norm or norm.startswith("/") or re.match(r"^[A-Za-z]:", norm):
@@ -619,7 +619,7 @@ def _check_member_name(archive: object, name: str) -> None:
 
 
 def _check_tar_member(archive: Path, member: tarfile.TarInfo) -> None:
-    _check_member_name(archive, member.name)
+    check_member_name(archive, member.name)
     if member.issym():
         link = member.linkname.replace("\\", "/")
         if link.startswith("/"):
@@ -632,7 +632,7 @@ def _check_tar_member(archive: Path, member: tarfile.TarInfo) -> None:
                 f"{archive}: member {member.name!r} links to {link!r}, outside the target"
             )
     elif member.islnk():
-        _check_member_name(archive, member.linkname)
+        check_member_name(archive, member.linkname)
     elif member.ischr() or member.isblk() or member.isfifo():
         raise InputError(f"{archive}: member {member.name!r} is a device or FIFO")
 
@@ -681,11 +681,17 @@ def select_members(archive: PathLike, files: Sequence[str], patterns: Sequence[s
             unmatched.append(pattern)
         chosen.extend(h for h in hits if h not in chosen)
     if unmatched:
-        raise InputError(
-            f"{archive}: no member matches {', '.join(map(repr, unmatched))} (a file that a "
-            f"later job reads from this package; the archive has {len(files)} files)"
-        )
+        raise no_match_error(archive, unmatched, len(files))
     return chosen
+
+
+def no_match_error(archive: object, unmatched: Sequence[str], n_files: int) -> InputError:
+    """The error for member ``patterns`` of a package that match none of its ``n_files``
+    regular files."""
+    return InputError(
+        f"{archive}: no member matches {', '.join(map(repr, unmatched))} (a file that a "
+        f"later job reads from this package; the archive has {n_files} files)"
+    )
 
 
 def safe_extract(
@@ -714,7 +720,7 @@ def safe_extract(
             with zipfile.ZipFile(src) as zf:
                 infos = zf.infolist()
                 for info in infos:
-                    _check_member_name(src, info.filename)
+                    check_member_name(src, info.filename)
                 _check_requested(src, [i.filename for i in infos], members)
                 if patterns is not None:
                     files = [i.filename for i in infos if not i.is_dir()]

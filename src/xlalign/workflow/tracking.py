@@ -23,7 +23,6 @@ that seeds and configurations compare side by side without opening a child.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import logging
@@ -37,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xlalign.core.io import PathLike, read_json, redact_url, write_json
+from xlalign.core.io import PathLike, file_lock, read_json, redact_url, write_json
 
 log = logging.getLogger(__name__)
 
@@ -142,19 +141,6 @@ def _digest(*paths: Path | None) -> str:
         if p is not None and p.exists():
             h.update(p.read_bytes())
     return h.hexdigest()[:16]
-
-
-@contextlib.contextmanager
-def store_lock(lock_path: PathLike) -> Iterator[None]:
-    """An exclusive advisory lock around writes to one MLflow store."""
-    p = Path(lock_path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with p.open("a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def resolve_uri(uri: str, base: PathLike | None = None) -> str:
@@ -405,7 +391,7 @@ def mirror(
     parent_metrics = key_metrics(records, bli_metric, bli_retrieval)
     # The summary names the store without the credentials a URI may hold.
     summary: dict[str, Any] = {"uri": redact_url(uri), "experiment": experiment, "children": {}}
-    with store_lock(_lock_path(uri, summary_path)):
+    with file_lock(_lock_path(uri, summary_path)):
         mlflow.set_tracking_uri(uri)
         client = MlflowClient(uri)
         exp_id = _experiment_id(client, experiment, artifact_location)
@@ -620,7 +606,7 @@ def mirror_aggregates(
     uri = resolve_uri(uri)
     metrics = aggregate_metrics(read_json(statistics))
     metrics.update(analyses_metrics({k: read_json(v) for k, v in (analyses or {}).items()}))
-    with store_lock(_lock_path(uri, summary_path)):
+    with file_lock(_lock_path(uri, summary_path)):
         client = MlflowClient(uri)
         exp_id = _experiment_id(client, experiment, artifact_location)
         tags = {f"{TAG}{k}": str(v) for k, v in {**parent_tags, "seed": ALL_SEEDS}.items()}
