@@ -1,0 +1,34 @@
+"""xlalign.core.memory: blocks sized by a working-memory budget."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from xlalign.core.memory import DEFAULT_BLOCK_MB, budget_bytes, rows_per_block
+
+
+def test_budget_bytes_default_and_value():
+    assert budget_bytes(None) == DEFAULT_BLOCK_MB << 20
+    assert budget_bytes(1.5) == int(1.5 * (1 << 20))
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), True, "256"])
+def test_budget_bytes_refuses(bad):
+    with pytest.raises(ValueError, match="memory budget"):
+        budget_bytes(bad)
+
+
+def test_rows_per_block_fits_budget_at_least_one_row():
+    assert rows_per_block(1 << 20, 10) == 10
+    assert rows_per_block(1 << 30, 10) == 1  # one row bigger than the budget: still one
+    assert rows_per_block(1, 10, at_most=7) == 7
+    with pytest.raises(ValueError, match="bytes per row"):
+        rows_per_block(0, 10)
+
+
+def test_schema_default_matches_library():
+    schema = yaml.safe_load(
+        Path(__file__).parents[2].joinpath("workflow/schemas/config.schema.yaml").read_text()
+    )
+    assert schema["properties"]["memory"]["properties"]["block_mb"]["default"] == DEFAULT_BLOCK_MB
