@@ -12,7 +12,8 @@ the memory budget: ``budget_mb`` is then left out of the calls).
   number of query rows only sets how many blocks there are);
 * ``init``: VecMap's unsupervised initialisation over ``--vocab`` words per side;
 * ``selflearn``: the ``identical`` recipe's self-learning, ``--cutoff`` words per side,
-  one iteration (``--batch-size`` gives VecMap's option; the old default was 10000).
+  one iteration (``--batch-size`` gives VecMap's option; the old default was 10000);
+* ``induce``: CSLS dictionary induction (mutual) over ``--max-rank`` words per side.
 
 Example (single thread)::
 
@@ -40,12 +41,13 @@ def _status(key: str) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("case", choices=["csls", "init", "selflearn"])
+    ap.add_argument("case", choices=["csls", "init", "selflearn", "induce"])
     ap.add_argument("--words", type=int, default=50_000)
     ap.add_argument("--dim", type=int, default=300)
     ap.add_argument("--queries", type=int, default=3000)
     ap.add_argument("--vocab", type=int, default=4000)
     ap.add_argument("--cutoff", type=int, default=10_000)
+    ap.add_argument("--max-rank", type=int, default=20_000)
     ap.add_argument("--budget-mb", type=float, default=None)
     ap.add_argument("--batch-size", type=int, default=None)
     ap.add_argument("--src", default=None, help="library path to put first (old code)")
@@ -56,11 +58,13 @@ def main() -> None:
     import torch
 
     from xlalign.evaluation import bli
-    from xlalign.mapping import vecmap
+    from xlalign.mapping import induction, vecmap
 
     torch.set_num_threads(1)
     rng = np.random.default_rng(0)
-    n = {"csls": opts.words, "init": opts.vocab, "selflearn": opts.cutoff}[opts.case]
+    n = {"csls": opts.words, "init": opts.vocab, "selflearn": opts.cutoff}.get(
+        opts.case, opts.max_rank
+    )
     x = rng.standard_normal((n, opts.dim), dtype=np.float32)
     z = (x + 0.5 * rng.standard_normal((n, opts.dim), dtype=np.float32)).astype(np.float32)
 
@@ -84,6 +88,19 @@ def main() -> None:
         def run() -> Any:
             extra = [opts.budget_mb] if budget(vecmap._unsupervised_init) else []
             return vecmap._unsupervised_init(xt, zt, args, *extra)
+    elif opts.case == "induce":
+        words = [f"w{i}" for i in range(n)]
+
+        def run() -> Any:
+            return induction.induce_dictionary(
+                words,
+                x,
+                words,
+                z,
+                max_rank=n,
+                batch_size=opts.batch_size,
+                **budget(induction.induce_dictionary),
+            )
     else:
         over = {"batch_size": opts.batch_size} if opts.batch_size else {}
         args = vecmap.recipe_args("identical", max_iterations=1, **over)
