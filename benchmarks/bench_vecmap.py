@@ -256,7 +256,7 @@ def vecmap_reference(
     cut = args.vocabulary_cutoff
     ns = x.shape[0] if cut <= 0 else min(x.shape[0], cut)
     nt = z.shape[0] if cut <= 0 else min(z.shape[0], cut)
-    k, bs = args.csls_neighborhood, args.batch_size
+    k, bs = args.csls_neighborhood, args.batch_size or 10000  # the tool's default
     fwd = args.direction in ("forward", "union")
     bwd = args.direction in ("backward", "union")
     sim_fwd = np.empty((min(bs, ns), nt), dtype=np.float32)

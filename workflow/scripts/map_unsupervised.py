@@ -23,4 +23,5 @@ with job_logging(snakemake):
         degenerate=snakemake.params.degenerate,
         max_words=ind["max_words"] if fasttext else None,
         lowercase=ind["lowercase"] and fasttext,
+        budget_mb=snakemake.params.budget_mb,
     )

@@ -26,8 +26,10 @@ Out-of-vocabulary (OOV) policy, ``oov``:
   vocabularies of different sizes).
 
 Retrieval is batched over query rows (and the CSLS penalties over target rows), each block
-holding ``rows x vocabulary`` scores, so two 200,000-word spaces fit in a few GB; it runs
-on a GPU when there is one.
+holding ``rows x vocabulary`` scores and what is derived from them, as many rows as fit a
+memory budget (``budget_mb``, the configuration's ``memory.block_mb``; or ``batch_size``
+rows when given): the memory is the two spaces plus one budget at any vocabulary size. It
+runs on a GPU when there is one.
 
 Over files, :func:`bli_record` evaluates one language against the hub in both directions
 (:func:`bli_direction` each) and writes the result record the tables are built from. A
@@ -59,6 +61,7 @@ from tqdm import tqdm
 from xlalign.core.device import resolve_device
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, write_json
+from xlalign.core.memory import rows_per_block
 from xlalign.dictionaries.split import read_pairs
 from xlalign.static.vectors import Space, load_space
 
@@ -66,10 +69,6 @@ RETRIEVALS = ("nn", "csls")
 OOV_POLICIES = ("skip", "miss")
 #: The mark of a query that was not evaluated, in a direction's ``hits@k`` string.
 HITS_NOT_EVALUATED = "-"
-
-#: Scores held at once per block when ``batch_size`` is not given (float32).
-_BLOCK_BYTES = 256 << 20
-_MAX_BLOCK_ROWS = 4096
 
 log = logging.getLogger(__name__)
 
@@ -191,13 +190,24 @@ def check_retrieval(retrieval: str, csls_k: int) -> None:
         raise ConfigError(f"csls_k: expected a positive integer, got {csls_k!r}")
 
 
-def block_rows(n_cols: int, batch_size: int | None) -> int:
-    """Rows per block of ``rows x n_cols`` scores: ``batch_size``, or ~256 MiB of floats."""
+def block_rows(
+    n_cols: int,
+    batch_size: int | None,
+    budget_mb: float | None = None,
+    *,
+    bytes_per_col: int = 4,
+    bytes_per_row: int = 0,
+) -> int:
+    """Rows per block of ``rows x n_cols`` scores: ``batch_size`` when given (it wins over
+    the budget), else as many rows as fit ``budget_mb`` (None: the default budget of
+    :mod:`xlalign.core.memory`), each row holding ``bytes_per_col`` working bytes per
+    score (the float32 score and what is derived from it element by element) and
+    ``bytes_per_row`` more (the query's vector, its top-k values and int64 indices)."""
     if batch_size is not None:
         if batch_size < 1:
             raise ConfigError(f"batch_size: expected a positive integer, got {batch_size}")
         return batch_size
-    return max(1, min(_MAX_BLOCK_ROWS, _BLOCK_BYTES // (4 * max(n_cols, 1))))
+    return rows_per_block(bytes_per_col * max(n_cols, 1) + bytes_per_row, budget_mb)
 
 
 def unit_rows(vecs: np.ndarray, device: torch.device) -> torch.Tensor:
@@ -212,21 +222,25 @@ def mean_topk_similarity(
     k: int,
     *,
     batch_size: int | None = None,
+    budget_mb: float | None = None,
     progress: bool = False,
     desc: str = "CSLS neighbourhood",
 ) -> torch.Tensor:
     """For every (unit) query row, the mean cosine to its ``k`` nearest (unit) key rows.
 
-    ``k`` is capped at the number of keys. Batched over query rows.
+    ``k`` is capped at the number of keys. Batched over query rows: a block holds its
+    ``rows x keys`` float32 similarities and their top-k (``k`` float32 values and
+    ``k`` int64 indices per row), ``batch_size`` rows or what fits ``budget_mb``.
     """
     k = min(k, keys.shape[0])
     out = torch.empty(queries.shape[0], dtype=torch.float32, device=queries.device)
-    rows = block_rows(keys.shape[0], batch_size)
+    rows = block_rows(keys.shape[0], batch_size, budget_mb, bytes_per_row=12 * k)
     for start in tqdm(
         range(0, queries.shape[0], rows), desc=desc, unit="block", disable=not progress
     ):
         sims = queries[start : start + rows] @ keys.T
         out[start : start + rows] = sims.topk(k, dim=1).values.mean(dim=1)
+        del sims  # freed before the next block is made, not after
     return out
 
 
@@ -237,21 +251,20 @@ def csls_penalties(
     *,
     src_rows: torch.Tensor | None = None,
     batch_size: int | None = None,
+    budget_mb: float | None = None,
     progress: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """CSLS's hubness terms ``(r_T, r_S)`` of two spaces of unit rows.
 
     ``r_T[i]``: mean cosine of source row ``i`` (of ``src_rows`` when given, else of every
     row) to its ``k`` nearest target rows; ``r_S[j]``: mean cosine of target row ``j`` to
-    its ``k`` nearest source rows over *all* of ``src``.
+    its ``k`` nearest source rows over *all* of ``src``. Blocks as
+    :func:`mean_topk_similarity`'s.
     """
     queries = src if src_rows is None else src[src_rows]
-    r_t = mean_topk_similarity(
-        queries, tgt, k, batch_size=batch_size, progress=progress, desc="CSLS r_T"
-    )
-    r_s = mean_topk_similarity(
-        tgt, src, k, batch_size=batch_size, progress=progress, desc="CSLS r_S"
-    )
+    opts: dict[str, Any] = {"batch_size": batch_size, "budget_mb": budget_mb, "progress": progress}
+    r_t = mean_topk_similarity(queries, tgt, k, desc="CSLS r_T", **opts)
+    r_s = mean_topk_similarity(tgt, src, k, desc="CSLS r_S", **opts)
     return r_t, r_s
 
 
@@ -323,6 +336,7 @@ def evaluate_bli(
     ks: Sequence[int] = (1, 5, 10),
     oov: str = "skip",
     batch_size: int | None = None,
+    budget_mb: float | None = None,
     device: str | torch.device | None = None,
     progress: bool = False,
 ) -> BLIResult:
@@ -330,8 +344,10 @@ def evaluate_bli(
 
     ``dictionary`` maps source words to gold translations (:func:`read_dictionary`).
     ``retrieval`` is ``"nn"`` (cosine) or ``"csls"`` (with ``csls_k`` neighbours); ``oov``
-    the OOV policy (module docstring). ``batch_size`` is the number of query rows per block
-    (default: as many as fit ~256 MiB of scores). Raises :class:`InputError` for spaces of
+    the OOV policy (module docstring). ``batch_size`` is the number of query rows per block;
+    when None (the default), as many as fit ``budget_mb`` MB of working arrays (None: the
+    default budget of :mod:`xlalign.core.memory`; the configuration's ``memory.block_mb``).
+    Nothing of ``vocabulary x vocabulary`` size is held. Raises :class:`InputError` for spaces of
     different dimensions, an empty dictionary, or one with no pair in the vocabularies.
     """
     check_retrieval(retrieval, csls_k)
@@ -369,7 +385,13 @@ def evaluate_bli(
                 csls_k_used,
             )
         r_t, r_s = csls_penalties(
-            src, tgt, csls_k_used, src_rows=rows, batch_size=batch_size, progress=progress
+            src,
+            tgt,
+            csls_k_used,
+            src_rows=rows,
+            batch_size=batch_size,
+            budget_mb=budget_mb,
+            progress=progress,
         )
     # Gold rows padded with the first gold (a repeat does not change the best gold score).
     width = max(len(g) for g in plan.golds)
@@ -377,7 +399,15 @@ def evaluate_bli(
         [g + [g[0]] * (width - len(g)) for g in plan.golds], dtype=torch.long, device=dev
     )
     ranks = np.empty(len(plan.queries), dtype=np.int64)
-    step = block_rows(tgt.shape[0], batch_size)
+    # Per row: the float32 scores and the boolean comparison with the best gold score,
+    # the query's vector and its gold scores (float32) and rows (int64).
+    step = block_rows(
+        tgt.shape[0],
+        batch_size,
+        budget_mb,
+        bytes_per_col=5,
+        bytes_per_row=4 * src.shape[1] + 12 * width,
+    )
     for start in tqdm(
         range(0, len(plan.queries), step), desc="BLI", unit="block", disable=not progress
     ):
@@ -386,6 +416,7 @@ def evaluate_bli(
         # Gold scores come from the same tensor as the comparison, so the rank is exact.
         best = scores.gather(1, gold[block]).max(dim=1).values
         ranks[block] = (1 + (scores > best[:, None]).sum(dim=1)).cpu().numpy()
+        del scores, best  # freed before the next block is made, not after
 
     denominator = len(dictionary) if oov == "miss" else len(plan.queries)
     precision = {k: int((ranks <= k).sum()) / denominator for k in ks}
@@ -444,8 +475,10 @@ def bli_direction(
     ks: Sequence[int],
     oov: str,
     device: str | None,
+    budget_mb: float | None = None,
 ) -> dict[str, Any]:
-    """BLI from ``query`` into ``target`` on one dictionary file, per retrieval method.
+    """BLI from ``query`` into ``target`` on one dictionary file, per retrieval method
+    (:func:`evaluate_bli`, in blocks of ``budget_mb``).
 
     Returns ``dictionary``, ``queries`` (the dictionary's source words, space-joined) and
     per retrieval method its :meth:`BLIResult.as_dict` plus the per-query ``hits@k``
@@ -474,6 +507,7 @@ def bli_direction(
             ks=tuple(ks),
             oov=oov,
             device=device,
+            budget_mb=budget_mb,
         )
         out[retrieval] = {**res.as_dict(), **query_hits(res, list(dic), ks)}
     return out
@@ -531,6 +565,7 @@ def bli_record(
     device: str | None = None,
     pair: tuple[Space, Space, bool] | None = None,
     extra: Mapping[str, Any] | None = None,
+    budget_mb: float | None = None,
 ) -> dict[str, Any]:
     """BLI of one language against the hub, both directions, written as one record.
 
@@ -542,7 +577,8 @@ def bli_record(
     (:mod:`xlalign.mapping.pairs`), where ``results`` are then computed; when they
     ``differ`` from the hub space, the BLI of the files ``space``/``hub_space`` is
     recorded apart as ``hub_space_bli``.
-    ``extra`` is merged into the record.
+    ``extra`` is merged into the record. ``budget_mb``: the retrieval's memory budget
+    (:func:`evaluate_bli`).
     """
     hub_sp, hub_report = load_space(hub_space)
     lang_sp, lang_report = load_space(space)
@@ -552,6 +588,7 @@ def bli_record(
         "ks": ks,
         "oov": oov,
         "device": device,
+        "budget_mb": budget_mb,
     }
     args = (space_name, language, hub)
     record: dict[str, Any] = {

@@ -77,11 +77,13 @@ def map_to_hub(
     heldout: Mapping[str, PathLike] | None = None,
     overlap: str = "report",
     checkpoint_dir: PathLike | None = None,
+    budget_mb: float | None = None,
 ) -> dict[str, Any]:
     """Map ``language``'s space into the hub's with VecMap and write it in hub coordinates.
 
     ``checkpoint_dir``: where self-learning keeps its checkpoint, to resume after a kill
-    or SIGTERM (see :mod:`xlalign.mapping.vecmap`).
+    or SIGTERM (see :mod:`xlalign.mapping.vecmap`). ``budget_mb``: the memory budget of
+    VecMap's blocks (:func:`xlalign.mapping.vecmap.map_embeddings`).
 
     ``dictionary`` holds ``hub-language`` pairs (hub words first, as the split writes
     them); they are turned round because the language is the source of the mapping. The
@@ -153,7 +155,12 @@ def map_to_hub(
             stats.update(mapped=False, role="unmapped", recipe_used=None, reason=msg)
             return _finish(unmapped, None, out_stem, pair_path, stats_path, stats, start)
     where = f"{dictionary or 'no dictionary'}: {hub}-{language}, recipe {recipe!r}"
-    kwargs: dict[str, Any] = {"src_words": xw, "trg_words": hw, "dictionary": pairs}
+    kwargs: dict[str, Any] = {
+        "src_words": xw,
+        "trg_words": hw,
+        "dictionary": pairs,
+        "budget_mb": budget_mb,
+    }
     # The last checkpoint stays until the outputs are written.
     resumable = {"checkpoint_dir": checkpoint_dir, "keep_checkpoint": True}
     deg = vecmap.degenerate_dictionary(xv, hv, args, device=device, **kwargs)
@@ -302,9 +309,11 @@ def map_pair(
     stats_path: PathLike | None = None,
     device: str | None = None,
     reading: Mapping[str, Any] | None = None,
+    budget_mb: float | None = None,
 ) -> dict[str, Any]:
     """VecMap on two files, as the public tool's ``map_embeddings.py`` (``xlalign map``).
 
+    ``budget_mb``: VecMap's memory budget (:func:`xlalign.mapping.vecmap.map_embeddings`).
     ``reading`` holds :func:`xlalign.static.vectors.load_space`'s ``encoding_errors`` and
     ``duplicates`` for both files; what they did is in the stats (``source``, ``target``).
 
@@ -326,7 +335,14 @@ def map_pair(
     pairs = read_pairs(dictionary, encoding_errors=dict_errors) if dictionary is not None else None
     try:
         mapping = vecmap.map_embeddings(
-            sv, tv, args, src_words=sw, trg_words=tw, dictionary=pairs, device=device
+            sv,
+            tv,
+            args,
+            src_words=sw,
+            trg_words=tw,
+            dictionary=pairs,
+            device=device,
+            budget_mb=budget_mb,
         )
     except InputError as exc:
         if dictionary is not None and str(exc).startswith(vecmap.SEED_DICTIONARY_ERRORS):

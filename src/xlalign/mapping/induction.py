@@ -70,17 +70,21 @@ def _nearest(
     r_keys: torch.Tensor | None,
     *,
     batch_size: int | None,
+    budget_mb: float | None,
     progress: bool,
     desc: str,
 ) -> np.ndarray:
-    """Row of the best-scoring key of every query (the first, i.e. most frequent, on ties)."""
+    """Row of the best-scoring key of every query (the first, i.e. most frequent, on ties),
+    in blocks of ``rows x keys`` float32 scores (``batch_size`` rows or what fits
+    ``budget_mb`` with each query's vector)."""
     best = np.empty(queries.shape[0], dtype=np.int64)
-    step = block_rows(keys.shape[0], batch_size)
+    step = block_rows(keys.shape[0], batch_size, budget_mb, bytes_per_row=4 * queries.shape[1])
     for start in tqdm(range(0, queries.shape[0], step), desc=desc, disable=not progress):
         block = slice(start, start + step)
         r_q = None if r_queries is None else r_queries[block]
         scores = score_block(queries[block], keys, r_q, r_keys)
         best[block] = scores.argmax(dim=1).cpu().numpy()
+        del scores  # freed before the next block is made, not after
     return best
 
 
@@ -98,6 +102,7 @@ def induce_dictionary(
     max_pairs: int | None = None,
     exclude_identical: bool = False,
     batch_size: int | None = None,
+    budget_mb: float | None = None,
     device: str | torch.device | None = None,
     progress: bool = False,
     report: dict[str, Any] | None = None,
@@ -114,6 +119,11 @@ def induce_dictionary(
     ``csls_k_asked``, and ``unwritable_dropped``: the pairs left out because a MUSE
     dictionary cannot hold them (:func:`dictionary_pair_problem`). Raises
     :class:`InputError` when no pair is left, saying at which step they were lost.
+
+    Memory: the candidate rows of both sides (``max_rank x d``) and one block of scores,
+    ``batch_size`` rows or as many as fit ``budget_mb`` MB (None: the default budget of
+    :mod:`xlalign.core.memory`; the configuration's ``memory.block_mb``); the
+    ``max_rank x max_rank`` scores are never held whole.
     """
     check_retrieval(retrieval, csls_k)
     if mode not in MODES:
@@ -144,8 +154,10 @@ def induce_dictionary(
                 n_tgt,
                 csls_k_used,
             )
-        r_t, r_s = csls_penalties(src, tgt, csls_k_used, batch_size=batch_size, progress=progress)
-    opts: dict[str, Any] = {"batch_size": batch_size, "progress": progress}
+        r_t, r_s = csls_penalties(
+            src, tgt, csls_k_used, batch_size=batch_size, budget_mb=budget_mb, progress=progress
+        )
+    opts: dict[str, Any] = {"batch_size": batch_size, "budget_mb": budget_mb, "progress": progress}
     forward = _nearest(src, tgt, r_t, r_s, desc="induce S2T", **opts)
     candidates: set[tuple[int, int]]
     if mode == "forward":
@@ -262,11 +274,12 @@ def induce(
     options: Mapping[str, Any],
     device: str | None = None,
     progress: bool = True,
+    budget_mb: float | None = None,
 ) -> dict[str, Any]:
     """Induce a ``hub-language`` dictionary (the paper's route to X2S-MA), write it and its
     stats. Retrieval runs in the pair's own mapped spaces, as VecMap's: ``pair`` is the
     language's pair file and ``hub_space`` the hub's written (normalised) space
-    (:mod:`xlalign.mapping.pairs`)."""
+    (:mod:`xlalign.mapping.pairs`); in blocks of ``budget_mb`` (:func:`induce_dictionary`)."""
     hub_sp, _ = load_space(hub_space)
     (xw, xv), (hw, hv), _ = pair_spaces(pair, hub_sp)
     used: dict[str, Any] = {}
@@ -282,6 +295,7 @@ def induce(
         device=device,
         progress=progress,
         report=used,
+        budget_mb=budget_mb,
     )
     write_induced(pairs, out_path)
     stats = {

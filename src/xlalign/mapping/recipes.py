@@ -29,6 +29,12 @@ recipe              public flags
 ``emnlp2016``       the same as ``orthogonal``
 ==================  =====================================================================
 
+The presets' ``--batch_size`` is not carried over: it only sets memory (rows per
+similarity block), which here comes from the memory budget (``budget_mb`` of
+:func:`xlalign.mapping.vecmap.map_embeddings`, the configuration's ``memory.block_mb``)
+unless ``batch_size`` is given as an option; a given ``batch_size`` wins over the budget
+(:func:`induction_block_rows`).
+
 Recipe names may be written with ``_`` for ``-`` (``semi_supervised``).
 """
 
@@ -39,6 +45,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from xlalign.core.errors import ConfigError
+from xlalign.core.memory import rows_per_block
 
 NORMALIZE_STEPS = ("unit", "center", "unitdim", "centeremb", "none")
 INITS = ("dictionary", "identical", "unsupervised", "numerals")
@@ -87,7 +94,8 @@ class VecMapArgs:
     stochastic_multiplier: float = 2.0  # keep probability growth factor
     stochastic_interval: int = 50  # iterations without improvement before it grows
     threshold: float = 1e-6  # objective gain that counts as an improvement
-    batch_size: int = 10000  # rows per similarity block (memory, not results)
+    batch_size: int | None = None  # rows per similarity block (memory, not results);
+    # None: as many as fit the memory budget (induction_block_rows); a number wins over it
     seed: int = 0  # dropout masks
     max_iterations: int = 0  # ours: cap on self-learning iterations (0 = none, as the tool)
     dtype: str = "float32"  # --precision of the n x n work (d x d algebra is float64)
@@ -119,7 +127,8 @@ class VecMapArgs:
             at_least(name, 0)
         for name in ("unsupervised_vocab", "max_iterations", "seed"):
             at_least(name, 0)
-        at_least("batch_size", 1)
+        if self.batch_size is not None:
+            at_least("batch_size", 1)
         at_least("stochastic_interval", 1)
         at_least("stochastic_initial", 0, strict=True)
         at_least("stochastic_multiplier", 1, strict=True)
@@ -167,18 +176,16 @@ _ACL2017 = {
     "direction": "forward",
     "stochastic_initial": 1.0,
     "stochastic_interval": 1,
-    "batch_size": 1000,
 }
 _ORTHOGONAL = {
     "init": "dictionary",
     "orthogonal": True,
     "normalize": ("unit", "center"),
-    "batch_size": 1000,
 }
 
 #: The public tool's presets (see the module docstring for the flags of each).
 RECIPES: dict[str, dict[str, Any]] = {
-    "supervised": {"init": "dictionary", **_ADVANCED, "batch_size": 1000},
+    "supervised": {"init": "dictionary", **_ADVANCED},
     "semi-supervised": {"init": "dictionary", **_ADVANCED, **_SELF_LEARNING},
     "identical": {"init": "identical", **_ADVANCED, **_SELF_LEARNING},
     "unsupervised": {
@@ -194,7 +201,6 @@ RECIPES: dict[str, dict[str, Any]] = {
         "trg_reweight": 1.0,
         "src_dewhiten": "src",
         "trg_dewhiten": "trg",
-        "batch_size": 1000,
     },
     "acl2017": {"init": "numerals", **_ACL2017},
     "acl2017-seed": {"init": "dictionary", **_ACL2017},
@@ -202,6 +208,43 @@ RECIPES: dict[str, dict[str, Any]] = {
 }
 RECIPES["acl2018"] = RECIPES["unsupervised"]
 RECIPES["emnlp2016"] = RECIPES["orthogonal"]
+
+
+def value_bytes(args: VecMapArgs) -> int:
+    """Bytes per value of the n x n work (``args.dtype``)."""
+    return 8 if args.dtype == "float64" else 4
+
+
+def induction_bytes_per_row(args: VecMapArgs, columns: int, *, gpu: bool = False) -> int:
+    """Working bytes per row of a self-learning similarity block over ``columns`` keys.
+
+    The block itself (``s`` bytes per value), the dropout's float32 random numbers (on the
+    CPU; plus a byte mask on the CPU and its copy on a GPU) and the top-k of the CSLS term
+    (``k`` values and int64 indices per row)."""
+    k = min(args.csls_neighborhood, columns)
+    return columns * (value_bytes(args) + 4 + (2 if gpu else 0)) + k * (value_bytes(args) + 8)
+
+
+def induction_block_rows(
+    args: VecMapArgs, columns: int, budget_mb: float | None, *, gpu: bool = False
+) -> int:
+    """Rows per self-learning similarity block: ``args.batch_size`` when given (the public
+    tool's option keeps its meaning and wins over the budget), else as many rows as fit
+    ``budget_mb`` (:func:`induction_bytes_per_row`); never more than ``columns``."""
+    columns = max(1, columns)
+    if args.batch_size is not None:
+        return max(1, min(int(args.batch_size), columns))
+    per_row = induction_bytes_per_row(args, columns, gpu=gpu)
+    return rows_per_block(per_row, budget_mb, at_most=columns)
+
+
+def unsupervised_init_bytes(args: VecMapArgs, words: int) -> int:
+    """Bytes of the unsupervised initialisation's two sorted similarity matrices of the
+    ``words`` (``U``) most frequent words per side, ``2 s U^2``: the part of VecMap's
+    memory that the budget does not bound (each row is a word's whole sorted similarity
+    distribution over the ``U`` words, and retrieval compares every row of one with every
+    row of the other). The rest of the initialisation works in blocks of the budget."""
+    return 2 * value_bytes(args) * words * words
 
 
 def recipe_args(name: str, **overrides: Any) -> VecMapArgs:

@@ -51,6 +51,7 @@ def select_space(
     min_margin: float = 0.0,
     enabled: bool = True,
     device: str | None = None,
+    budget_mb: float | None = None,
 ) -> dict[str, Any]:
     """Keep the mapped or the unmapped space of one language by validation BLI.
 
@@ -62,7 +63,8 @@ def select_space(
     ``min_margin``. A language the mapping step left unmapped (``mapped_stats`` says so)
     keeps its unmapped space. The choice and its reason are written to the stats, with
     the mapping's outcome (``mapping``: recipe used, degenerate dictionary); the chosen
-    candidate's pair file to ``pair_path``.
+    candidate's pair file to ``pair_path``. ``budget_mb``: the validation BLI's memory
+    budget (:func:`xlalign.evaluation.bli.evaluate_bli`).
     """
     (mw, mv), _ = load_space(mapped)
     stats: dict[str, Any] = {"language": language, "hub": hub, "metric": metric}
@@ -101,6 +103,7 @@ def select_space(
                     ks=(1, 5, 10),
                     oov="skip",
                     device=device,
+                    budget_mb=budget_mb,
                 )
                 per_dir[direction] = _direction_score(res, retrieval, metric)
             values = [v for v in per_dir.values() if v is not None]

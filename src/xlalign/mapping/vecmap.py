@@ -20,9 +20,14 @@ follows the tool step by step; what differs is said where it happens:
 * ``max_iterations`` caps the self-learning loop (the tool has no cap: it stops only when
   the keep probability has reached 1 and the objective stopped improving);
 * the dropout masks come from a CPU ``torch.Generator`` seeded with ``seed``, so a run is
-  reproducible, the same for any ``batch_size``, and on CPU or GPU up to rounding;
+  reproducible, the same for any ``batch_size`` or memory budget, and on CPU or GPU up to
+  rounding;
 * ``sqrt(X X^T)`` for the unsupervised initialisation comes from the d x d
-  eigendecomposition of ``X^T X`` rather than an SVD of X (the same matrix, cheaper).
+  eigendecomposition of ``X^T X`` rather than an SVD of X (the same matrix, cheaper);
+* the n x n work runs in row blocks sized by a memory budget (``budget_mb``, the
+  configuration's ``memory.block_mb``) unless ``batch_size`` is given (it then wins, as
+  the tool's option); the unsupervised initialisation holds its two sorted ``U x U``
+  similarity matrices whole, and nothing else of size ``U x U`` (the tool: several).
 
 **Resuming.** With ``checkpoint_dir``, self-learning writes its state at iteration
 boundaries every ``checkpoint_seconds`` (``vecmap.npz``: the current dictionary, the
@@ -68,7 +73,15 @@ from xlalign.core import interrupt
 from xlalign.core.device import resolve_device
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_open
-from xlalign.mapping.recipes import RECIPES, VecMapArgs, check_steps, recipe_args
+from xlalign.core.memory import MB, rows_per_block
+from xlalign.mapping.recipes import (
+    RECIPES,
+    VecMapArgs,
+    check_steps,
+    induction_block_rows,
+    recipe_args,
+    unsupervised_init_bytes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -364,53 +377,168 @@ def _advanced(
     return src, trg
 
 
-def _sqrt_similarity(m: torch.Tensor) -> torch.Tensor:
-    """``sqrt(m m^T) = U S U^T`` for ``m = U S V^T``, computed in float64.
+def _sorted_sqrt_similarity(
+    m: torch.Tensor, out: torch.Tensor, budget_mb: float | None
+) -> torch.Tensor:
+    """The rows of ``sqrt(m m^T) = U S U^T`` (``m = U S V^T``), each sorted ascending, into
+    ``out`` (``U x U``, in its dtype), computed in float64 one row block at a time.
 
     VecMap takes the SVD of the (n x d) ``m``; here ``U S = m V`` and ``U = m V S^-1``
     come from the eigendecomposition of the d x d ``m^T m = V S^2 V^T``, which is the
     same matrix for a fraction of the cost. Components with ``s`` below 1e-12 of the
     largest add nothing measurable to ``U S U^T`` and are left out, so nothing is
-    divided by a near-zero value.
+    divided by a near-zero value. A row of ``sqrt(m m^T)`` is ``(U S^-1 S)[i] (U S)^T``
+    and is sorted on its own, so blocks of rows give the full matrix's rows (sorting in
+    float64, then rounding to ``out``'s dtype, gives the values that rounding first and
+    sorting after would: rounding is monotone). Per block row: the float64 row, its sorted
+    copy and the sort's int64 indices, ``24 U`` bytes.
     """
+    n = m.shape[0]
     m64 = m.double()
     with _one_thread():
         evals, evecs = torch.linalg.eigh((m64.T @ m64).cpu())
     s = evals.clamp_min(0).sqrt()
     keep = s > 1e-12 * s.max()
     us = m64 @ evecs[:, keep].to(m.device)  # U S
-    return (us / s[keep].to(m.device)) @ us.T
+    left = us / s[keep].to(m.device)  # U
+    rows = rows_per_block(24 * n, budget_mb, at_most=n)
+    for i in range(0, n, rows):
+        j = min(i + rows, n)
+        out[i:j] = (left[i:j] @ us.T).sort(dim=1).values
+    return out
+
+
+def _allocate_init(n: int, dtype: torch.dtype, device: torch.device, args: VecMapArgs) -> Any:
+    """The two ``n x n`` sorted similarity matrices, allocated up front: the part of the
+    initialisation that no budget bounds (:func:`unsupervised_init_bytes`). Raises
+    :class:`MemoryError` saying how much they need and which option sets it."""
+    need_mb = unsupervised_init_bytes(args, n) / MB
+    log.info(
+        "vecmap: unsupervised initialisation over %d words per side: its two sorted "
+        "similarity matrices take %.0f MB (2 x %d^2 x %d bytes, not blocked)",
+        n,
+        need_mb,
+        n,
+        torch.empty((), dtype=dtype).element_size(),
+    )
+    try:
+        return (
+            torch.empty((n, n), dtype=dtype, device=device),
+            torch.empty((n, n), dtype=dtype, device=device),
+        )
+    except (MemoryError, RuntimeError) as exc:  # torch's CPU/GPU allocators raise RuntimeError
+        if isinstance(exc, RuntimeError) and "memory" not in str(exc).lower():
+            raise
+        raise MemoryError(
+            f"vecmap: the unsupervised initialisation over unsupervised_vocab={n} words per "
+            f"side needs {need_mb:.0f} MB for its two {n} x {n} sorted similarity matrices "
+            f"(2 x U^2 x {torch.empty((), dtype=dtype).element_size()} bytes, on {device}), "
+            "which could not be allocated; lower the option unsupervised_vocab or run where "
+            f"that much memory is free ({exc})"
+        ) from None
+
+
+def _init_csls_blocks(
+    xsim: torch.Tensor, zsim: torch.Tensor, args: VecMapArgs, budget_mb: float | None
+) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """The dictionary of the initialisation from ``sim = xsim @ zsim.T``, in row blocks.
+
+    ``sim`` (``U x U``) is never held whole unless it fits the budget: a first pass takes
+    each row's top-k (the forward CSLS term) and keeps, per column, the top-k over the
+    rows seen so far (the backward term: the top-k of a column are the top-k of the
+    blocks' top-k); a second pass recomputes each block, subtracts both terms as VecMap
+    does (``sim - (knn_fwd / 2 + knn_bwd / 2)``), and takes the row argmax (forward) and
+    the running column argmax (backward; the first row wins a tie, as ``argmax`` does).
+    One block of all rows keeps its similarities for the second pass. Per block row:
+    the block and the penalty term, ``2 U s`` bytes, and the row top-k; besides, the
+    columns' running top-k, ``3 k U (s + 8)`` bytes.
+
+    Returns (forward targets or None, backward sources or None) by ``args.direction``.
+    """
+    n, dev = xsim.shape[0], xsim.device
+    s = xsim.element_size()
+    k = min(args.csls_neighborhood, n)
+    rows = rows_per_block(2 * n * s + k * (s + 8), budget_mb, at_most=n)
+    starts = range(0, n, rows)
+    kept: torch.Tensor | None = None
+
+    def block(i: int) -> torch.Tensor:
+        if kept is not None:
+            return kept
+        return xsim[i : min(i + rows, n)] @ zsim.T
+
+    knn_fwd = knn_bwd = None
+    if k > 0:
+        knn_fwd = torch.empty(n, dtype=xsim.dtype, device=dev)
+        col_top: torch.Tensor | None = None
+        for i in starts:
+            sim = block(i)
+            knn_fwd[i : i + sim.shape[0]] = _topk_mean(sim, k, dim=1)
+            top = sim.topk(min(k, sim.shape[0]), dim=0).values
+            if col_top is None:
+                col_top = top
+            else:
+                cand = torch.cat([col_top, top])
+                col_top = cand.topk(min(k, cand.shape[0]), dim=0).values
+            if rows >= n:
+                kept = sim
+            del sim, top  # freed before the next block is made, not after
+        assert col_top is not None
+        knn_bwd = col_top.mean(dim=0)
+        del col_top
+    fwd = args.direction in ("forward", "union")
+    bwd = args.direction in ("backward", "union")
+    trg_fwd = torch.empty(n, dtype=torch.long, device=dev) if fwd else None
+    best = torch.full((n,), -torch.inf, dtype=xsim.dtype, device=dev)
+    src_bwd = torch.zeros(n, dtype=torch.long, device=dev) if bwd else None
+    for i in starts:
+        sim = block(i)
+        if knn_fwd is not None and knn_bwd is not None:
+            sim -= knn_fwd[i : i + sim.shape[0], None] / 2 + knn_bwd[None, :] / 2
+        if trg_fwd is not None:
+            trg_fwd[i : i + sim.shape[0]] = sim.argmax(dim=1)
+        if src_bwd is not None:
+            values, where = sim.max(dim=0)
+            better = values > best
+            best = torch.where(better, values, best)
+            src_bwd = torch.where(better, where + i, src_bwd)
+            del values, where, better
+        del sim  # freed before the next block is made, not after
+    return trg_fwd, src_bwd
 
 
 def _unsupervised_init(
-    x: torch.Tensor, z: torch.Tensor, args: VecMapArgs
+    x: torch.Tensor, z: torch.Tensor, args: VecMapArgs, budget_mb: float | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """ACL 2018 initialisation: match words by their sorted similarity distributions.
 
     ``sqrt(X X^T)`` of the first ``unsupervised_vocab`` words of each side, rows sorted,
     normalised as the embeddings, compared by dot product (CSLS when set), then the
     dictionary of nearest neighbours in ``direction``.
+
+    Memory: the two sorted ``U x U`` matrices (``2 s U^2``, :func:`_allocate_init`; the
+    normalisation's column statistics need them whole, and every row of one meets every
+    row of the other), everything else in row blocks of ``budget_mb``
+    (:func:`_sorted_sqrt_similarity`, :func:`_init_csls_blocks`). The public tool holds
+    about ``(4 s + 16) U^2``.
     """
     n = min(x.shape[0], z.shape[0])
     if args.unsupervised_vocab > 0:
         n = min(n, args.unsupervised_vocab)
-    sims = []
-    for m in (x[:n], z[:n]):
-        msim = _sqrt_similarity(m).to(x.dtype).sort(dim=1).values
-        sims.append(_normalize_(msim, args.normalize))
-    xsim, zsim = sims
-    sim = xsim @ zsim.T
-    del sims, xsim, zsim
-    if args.csls_neighborhood > 0:
-        knn_fwd = _topk_mean(sim, args.csls_neighborhood, dim=1)
-        knn_bwd = _topk_mean(sim, args.csls_neighborhood, dim=0)
-        sim -= knn_fwd[:, None] / 2 + knn_bwd[None, :] / 2
+    xsim, zsim = _allocate_init(n, x.dtype, x.device, args)
+    for m, out in ((x[:n], xsim), (z[:n], zsim)):
+        _normalize_(_sorted_sqrt_similarity(m, out, budget_mb), args.normalize)
+    trg_fwd, src_bwd = _init_csls_blocks(xsim, zsim, args, budget_mb)
+    del xsim, zsim
     ar = torch.arange(n, device=x.device)
     if args.direction == "forward":
-        return ar, sim.argmax(dim=1)
+        assert trg_fwd is not None
+        return ar, trg_fwd
+    assert src_bwd is not None
     if args.direction == "backward":
-        return sim.argmax(dim=0), ar
-    return torch.cat([ar, sim.argmax(dim=0)]), torch.cat([sim.argmax(dim=1), ar])
+        return src_bwd, ar
+    assert trg_fwd is not None
+    return torch.cat([ar, src_bwd]), torch.cat([trg_fwd, ar])
 
 
 def _seed_dictionary(
@@ -421,6 +549,7 @@ def _seed_dictionary(
     trg_words: Sequence[str],
     dictionary: Any,
     stats: dict[str, Any],
+    budget_mb: float | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     dev = x.device
     src_index = {w: i for i, w in enumerate(src_words)}
@@ -428,7 +557,7 @@ def _seed_dictionary(
     src: list[int] = []
     trg: list[int] = []
     if args.init == "unsupervised":
-        s, t = _unsupervised_init(x, z, args)
+        s, t = _unsupervised_init(x, z, args, budget_mb)
         stats.update(pairs_given=0, pairs_in_vocabulary=0)
         return s, t
     if args.init == "dictionary":
@@ -497,6 +626,7 @@ def degenerate_dictionary(
     trg_words: Sequence[str],
     dictionary: Iterable[tuple[str, str]] | AbcMapping[str, Iterable[str]] | None = None,
     device: Any = None,
+    budget_mb: float | None = None,
 ) -> dict[str, Any] | None:
     """Why the final mapping of ``args`` cannot be computed here, or None when it can.
 
@@ -535,7 +665,9 @@ def degenerate_dictionary(
         }
         what = "the most frequent words (vocabulary_cutoff) of self-learning's final dictionary"
     else:
-        src_idx, trg_idx = _seed_dictionary(xt, zt, args, src_words, trg_words, dictionary, {})
+        src_idx, trg_idx = _seed_dictionary(
+            xt, zt, args, src_words, trg_words, dictionary, {}, budget_mb
+        )
         rows = {"source": xt[src_idx], "target": zt[trg_idx]}
         what = f"the {args.init} seed dictionary"
     sides = ("source", "target") if args.whiten else ("source",)
@@ -563,8 +695,10 @@ class _Inducer:
     retrieval) and ``zw @ xw.T`` twice; here the source pass yields both the forward
     retrieval and the backward CSLS term from the same block, so one pass is saved with
     identical results (same values, same order of random draws). Memory: one
-    ``(batch_size, max(C_src, C_trg))`` similarity block on the device and a float32 block
-    of that size on the CPU for the dropout's random numbers (plus a boolean copy on GPU).
+    ``(rows, max(C_src, C_trg))`` similarity block on the device and a float32 block
+    of that size on the CPU for the dropout's random numbers (plus a boolean copy on GPU);
+    ``rows`` is ``batch_size`` when given, else what fits ``budget_mb``
+    (:func:`xlalign.mapping.recipes.induction_block_rows`).
     """
 
     def __init__(
@@ -574,11 +708,13 @@ class _Inducer:
         trg_size: int,
         dtype: torch.dtype,
         device: torch.device,
+        budget_mb: float | None = None,
     ):
         self.args = args
         self.generator = torch.Generator().manual_seed(args.seed)
-        rows = min(args.batch_size, max(src_size, trg_size))
-        self.block = torch.empty(rows * max(src_size, trg_size), dtype=dtype, device=device)
+        cols = max(src_size, trg_size)
+        self.rows = induction_block_rows(args, cols, budget_mb, gpu=device.type != "cpu")
+        self.block = torch.empty(self.rows * cols, dtype=dtype, device=device)
         self._rand: torch.Tensor | None = None
 
     def _sims(self, q: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
@@ -586,8 +722,8 @@ class _Inducer:
         return torch.mm(q, keys.T, out=out)
 
     def _batches(self, n: int) -> Iterator[tuple[int, int]]:
-        for i in range(0, n, self.args.batch_size):
-            yield i, min(i + self.args.batch_size, n)
+        for i in range(0, n, self.rows):
+            yield i, min(i + self.rows, n)
 
     def _drop(self, sims: torch.Tensor, keep_prob: float) -> None:
         """VecMap's dropout: similarities are zeroed with probability ``1 - keep_prob``."""
@@ -722,6 +858,7 @@ def map_embeddings(
     checkpoint_dir: PathLike | None = None,
     checkpoint_seconds: float = 60.0,
     keep_checkpoint: bool = False,
+    budget_mb: float | None = None,
 ) -> Mapping:
     """Map source ``x`` and target ``z`` (raw, rows in frequency order) as VecMap does.
 
@@ -738,15 +875,23 @@ def map_embeddings(
     normalisation), naming the side and the first word, and for a singular whitening.
 
     Memory, besides the caller's arrays (``s`` bytes per value of ``dtype``, ``n`` words
-    per side, ``d`` dims, ``C`` the vocabulary cut-off or ``n``, ``B`` the batch size,
-    ``U`` the unsupervised vocabulary): the normalised copies of both spaces, ``2 n d s``;
-    during self-learning one ``B x C`` similarity block (``B C s``), the dropout's float32
-    random numbers on the CPU (``4 B C``; plus a ``B C`` byte mask on a GPU), the
-    dictionary rows gathered in ``dtype`` and float64 (``2 * 2C d (s + 8)``) and the
-    mapped source prefix (``C d s``); the unsupervised initialisation about
-    ``(4 s + 16) U^2``. Peak for 200k words x 300 dims in float32 with the recipes'
-    ``C = 20000`` and ``B = 10000``: 0.48 GB + 0.8 GB + 0.8 GB + 0.29 GB, about 2.4 GB;
-    ``B`` is the knob (the block and the random numbers scale with ``B C``).
+    per side, ``d`` dims, ``C`` the vocabulary cut-off or ``n``, ``U`` the unsupervised
+    vocabulary): the normalised copies of both spaces, ``2 n d s``; during self-learning
+    the dictionary rows gathered in ``dtype`` and float64 (``2 * 2C d (s + 8)``), the
+    mapped source prefix (``C d s``) and one block of ``B x C`` similarities with the
+    dropout's float32 random numbers (``B C (s + 4)``, plus ``2 B C`` bytes of masks on a
+    GPU); the unsupervised initialisation ``2 s U^2`` (its two sorted similarity
+    matrices, which cannot be split: logged up front, and a :class:`MemoryError` naming
+    ``unsupervised_vocab`` when they cannot be allocated) plus blocks. Every block (of
+    self-learning and of the initialisation) holds at most ``budget_mb`` MB (None: the
+    default of :mod:`xlalign.core.memory`; the configuration's ``memory.block_mb``),
+    except that ``args.batch_size``, when set, fixes self-learning's ``B`` as the public
+    tool's option does and wins over the budget. Peak for 200k words x 300 dims in float32
+    with the recipes' ``C = 20000`` and a 256 MB budget (``B`` = 1676): 0.48 GB of copies
+    + 0.29 GB + 0.02 GB + 0.27 GB, about 1.1 GB (2.4 GB with the tool's 10000 rows); with
+    ``U = 4000`` the initialisation's fixed part is 0.13 GB (``U = 20000``: 3.2 GB).
+    Numbers do not depend on the budget or ``B`` (the dropout's random numbers are drawn
+    in the same order).
     """
     t_start = time.perf_counter()
     dev = resolve_device(device)
@@ -774,7 +919,9 @@ def map_embeddings(
         fingerprint = _fingerprint(x, z, args, src_words, trg_words, dev, None)
         resume = _load_checkpoint(ckpt, fingerprint)
     if resume is None:
-        src_idx, trg_idx = _seed_dictionary(xt, zt, args, src_words, trg_words, dictionary, stats)
+        src_idx, trg_idx = _seed_dictionary(
+            xt, zt, args, src_words, trg_words, dictionary, stats, budget_mb
+        )
         stats["seed_pairs"] = len(src_idx)
         stats["init_seconds"] = time.perf_counter() - t_start
         if ckpt is not None and args.init != "unsupervised":
@@ -788,7 +935,9 @@ def map_embeddings(
     trg_size = (
         z.shape[0] if args.vocabulary_cutoff <= 0 else min(z.shape[0], args.vocabulary_cutoff)
     )
-    inducer = _Inducer(args, src_size, trg_size, dtype, dev) if args.self_learning else None
+    inducer = (
+        _Inducer(args, src_size, trg_size, dtype, dev, budget_mb) if args.self_learning else None
+    )
 
     best_objective = -100.0
     it = 1
@@ -812,6 +961,8 @@ def map_embeddings(
         stats = state["stats"]
         stats["resumed_from_iteration"] = it
         log.info("%s: resuming self-learning at iteration %d", ckpt, it)
+    if inducer is not None:
+        stats["block_rows"] = inducer.rows  # self-learning's similarity block (memory only)
     last_save = time.monotonic()
 
     def save() -> None:

@@ -38,7 +38,7 @@ from typing import Any
 from xlalign import config as xlconfig
 from xlalign.core.errors import ConfigError
 from xlalign.core.languages import ICU_FUGASHI, ICU_JIEBA, UDPIPE
-from xlalign.mapping.recipes import recipe_args
+from xlalign.mapping.recipes import induction_block_rows, recipe_args
 from xlalign.workflow import paths as wp
 
 MB = 1e6  # Snakemake's mem_mb and disk_mb are megabytes
@@ -652,7 +652,7 @@ def _vecmap(job: Job, n: int, d: int, recipe: str, options: Mapping[str, Any]) -
     seconds = 3 * n * d * 4 / MB / IO_MB_S  # read both spaces, write the mapped one
     if a.self_learning:
         c = min(n, int(a.vocabulary_cutoff)) if a.vocabulary_cutoff else n
-        b = min(int(a.batch_size), c)
+        b = induction_block_rows(a, c, job.cfg.get("memory", {}).get("block_mb"))
         mem += b * c * (s + 4) + 4 * c * d * (s + 8) + c * d * s
         passes = 3 if a.direction == "union" else 2
         iterations = int(a.max_iterations) or VECMAP_ITERATIONS
