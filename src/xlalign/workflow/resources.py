@@ -38,7 +38,13 @@ from typing import Any
 from xlalign import config as xlconfig
 from xlalign.core.errors import ConfigError
 from xlalign.core.languages import ICU_FUGASHI, ICU_JIEBA, UDPIPE
-from xlalign.mapping.recipes import induction_block_rows, recipe_args
+from xlalign.core.memory import DEFAULT_BLOCK_MB
+from xlalign.mapping.recipes import (
+    induction_block_rows,
+    induction_bytes_per_row,
+    recipe_args,
+    unsupervised_init_bytes,
+)
 from xlalign.workflow import paths as wp
 
 MB = 1e6  # Snakemake's mem_mb and disk_mb are megabytes
@@ -146,8 +152,6 @@ THREAD_EXPONENT = 0.8
 #: (keep probability 0.1 -> 1 by doubling after 50 iterations without improvement) runs
 #: at least 255; assumed 500.
 VECMAP_ITERATIONS = 500
-#: The BLI and induction score blocks (xlalign.evaluation.bli.block_rows: ~256 MiB of float32).
-SCORE_BLOCK_MB = 270
 #: fastText .vec text rows parsed per second (reading the head of cc.xx.300.vec.gz).
 VEC_ROWS_PER_S = 20_000
 #: Reading/writing arrays on a shared file system, MB/s.
@@ -420,6 +424,13 @@ class Job:
         return max(1, min(int(voc["max_size"]), self.occurrences // int(voc["min_count"])))
 
 
+def _block_mb(job: Job) -> float:
+    """The working-memory budget of one block (``memory.block_mb``, MB): the score blocks
+    of BLI, CSLS, induction and VecMap's self-learning are sized to it
+    (:mod:`xlalign.core.memory`), whose MB are MiB."""
+    return float(job.cfg.get("memory", {}).get("block_mb") or DEFAULT_BLOCK_MB) * (1 << 20) / MB
+
+
 def _round_up(value: float, step: int) -> int:
     return int(math.ceil(value / step) * step)
 
@@ -644,7 +655,9 @@ def _vecmap(job: Job, n: int, d: int, recipe: str, options: Mapping[str, Any]) -
     Memory as map_embeddings documents it: the caller's float32 arrays and the normalised
     copies of both sides, the mapped output; with self-learning one B x C similarity
     block, the dropout's float32 random numbers, the dictionary rows (float32 and float64)
-    and the mapped prefix; the unsupervised initialisation (4 s + 16) U^2.
+    and the mapped prefix; the unsupervised initialisation's two sorted U x U matrices
+    (2 s U^2, :func:`xlalign.mapping.recipes.unsupervised_init_bytes`) and one budget
+    (``memory.block_mb``) of blocks of its similarities.
     """
     a = recipe_args(recipe, **options)
     s = 8 if a.dtype == "float64" else 4
@@ -653,14 +666,14 @@ def _vecmap(job: Job, n: int, d: int, recipe: str, options: Mapping[str, Any]) -
     if a.self_learning:
         c = min(n, int(a.vocabulary_cutoff)) if a.vocabulary_cutoff else n
         b = induction_block_rows(a, c, job.cfg.get("memory", {}).get("block_mb"))
-        mem += b * c * (s + 4) + 4 * c * d * (s + 8) + c * d * s
+        mem += b * induction_bytes_per_row(a, c) + 4 * c * d * (s + 8) + c * d * s
         passes = 3 if a.direction == "union" else 2
         iterations = int(a.max_iterations) or VECMAP_ITERATIONS
         seconds += iterations * _flop_seconds(passes * 2.0 * c * c * d, job.threads)
     u = int(a.unsupervised_vocab)
     if u:
         u = min(u, n)
-        mem += (4 * s + 16) * u * u
+        mem += unsupervised_init_bytes(a, u) + _block_mb(job) * MB
         seconds += _flop_seconds(4.0 * u * u * d, job.threads)
     return Need(TORCH_MB + mem / MB, seconds, n * d * NPY_BYTES / MB + n * 30 / MB)
 
@@ -694,7 +707,7 @@ def _bli_need(job: Job, n: int, d: int, spaces: int, csls: bool) -> Need:
     without CSLS only the test queries (MUSE: at most 1,500 per direction) are scored."""
     flops = spaces * (_csls_flops(n, n, d) if csls else 2 * 2.0 * 1500 * n * d)
     # Both spaces as loaded and as unit rows, per evaluated space; one score block.
-    mem = TORCH_MB + spaces * 2 * 2 * n * d * 4 / MB + SCORE_BLOCK_MB
+    mem = TORCH_MB + spaces * 2 * 2 * n * d * 4 / MB + _block_mb(job)
     return Need(mem, _flop_seconds(flops, job.threads) + spaces * 2 * n * d * 4 / MB / IO_MB_S, 0)
 
 
@@ -716,7 +729,7 @@ def _select_space(job: Job) -> Need:
 def _induce_dictionary(job: Job) -> Need:
     n, d = _induction_shape(job)
     r = min(n, int(job.cfg["align"]["induce"]["max_rank"]))
-    mem = TORCH_MB + 2 * 2 * n * d * 4 / MB + SCORE_BLOCK_MB
+    mem = TORCH_MB + 2 * 2 * n * d * 4 / MB + _block_mb(job)
     return Need(mem, _flop_seconds(_csls_flops(r, r, d) + 2.0 * 2 * r * r * d, job.threads), 10)
 
 
