@@ -29,7 +29,7 @@ ENCODER_LANG = "hi"
 RES = "results/embedded"
 SLICE = [
     *(f"{RES}/corpus/s0/segment/{lang}.txt" for lang in LANGS),
-    f"{RES}/cache/teacher/s0/{ENCODER_LANG}/meta.json",
+    f"{RES}/cache/teacher/s0/{ENCODER_LANG}",
 ]
 # Outputs of the slice's jobs, compared with the local run.
 TEXT_OUTPUTS = [
@@ -164,17 +164,17 @@ def test_failing_job_is_reported_retried_with_more_memory_and_keeps_its_log(
     work, env = slice_run["work"], slice_run["env"]
     vocab = work / f"{RES}/corpus/s0/vocab/{ENCODER_LANG}.tsv"
     vocab.write_text("not a vocabulary\n", encoding="utf-8")  # newer than its input: kept
-    meta = work / f"{RES}/cache/teacher/s0/{ENCODER_LANG}/meta.json"
+    cache = work / f"{RES}/cache/teacher/s0/{ENCODER_LANG}"
     before = {j["id"] for j in slurm.jobs()}
 
     r = _snakemake_on_slurm(
-        work, "--forcerun", "teacher", "--", str(meta.relative_to(work)), env=env
+        work, "--forcerun", "teacher", "--", str(cache.relative_to(work)), env=env
     )
 
     log = r.stdout + r.stderr
     assert r.returncode != 0, log[-3000:]
     assert "Error in rule teacher" in log, log[-3000:]
-    assert not meta.exists(), "a failed teacher job left its finished-looking output"
+    assert not cache.exists(), "a failed teacher job left its finished-looking output"
     # The rule's log keeps the reason, naming the file.
     job_log = work / f"logs/embedded/teacher/s0/{ENCODER_LANG}.log"
     assert f"vocab/{ENCODER_LANG}.tsv: line 1: expected header" in job_log.read_text()

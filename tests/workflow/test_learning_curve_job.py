@@ -33,7 +33,7 @@ def test_all_draws_the_configured_curve_and_tracks_it(tmp_path: Path) -> None:
     # after the teacher and the run's own spaces (no encoder job of its own)
     reason = job["reason"]
     for upstream in (
-        f"cache/teacher/s0/{lang}/meta.json",
+        f"cache/teacher/s0/{lang}",
         f"static/seed1/x2s-m/{lang}.npy",
         "static/seed1/aggregate/en.npy",
         f"dictionaries/s0/{lang}/test.reverse.txt",

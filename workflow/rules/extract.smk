@@ -26,13 +26,20 @@ rule vocab:
         "../scripts/build_vocab.py"
 
 
-# The declared output is the cache's meta.json, written last: a killed job leaves its
-# finished shards in place and the re-run resumes at the first missing one. When the
-# aggregation baseline is asked for (aggregation.enabled or init: aggregation), the same
+# The declared output is the cache directory. The job builds it in the sidecar
+# `<dir>.partial/` (not an output: Snakemake deletes a failed job's outputs, not it), so a
+# killed job leaves its finished shards there and the re-run resumes at the first missing
+# one; the complete cache is renamed into place at the end (meta.json inside marks it
+# complete). Unless extract.keep_teacher_cache, it is temp(): Snakemake deletes it once
+# x2static, aggregate and learning_curve of every seed using it have run (~30 GB a
+# language at the paper's scale; `--notemp` keeps it for one run). When the aggregation
+# baseline is asked for (aggregation.enabled or init: aggregation), the same
 # encoder pass also sums the sampled occurrences of every seed that uses this corpus
-# (aggregate-seed<seed>.npz beside meta.json, resumed with the shards): `aggregate` then
+# (aggregate-seed<seed>.npz in the cache, resumed with the shards): `aggregate` then
 # runs no encoder. The seeds come from the config in the script, not params, so adding a
-# seed re-runs nothing here (the new seed's `aggregate` encodes on its own).
+# seed re-runs nothing here (the new seed's `aggregate` encodes on its own). So is the
+# memory budget (memory.block_mb): it sets how many sentences are encoded at once, which
+# changes the vectors only by float32 noise, and must not re-run the whole encoder pass.
 # For a learning_curve language it also sums each size's samples (its lines only, beside
 # the others as aggregate-seed<seed>-lines<n>.npz), also from the config: `learning_curve`
 # encodes a size's sampled sentences itself when they are missing.
@@ -42,7 +49,7 @@ rule teacher:
         vocab=rules.vocab.output.tsv,
         encoder=wp.encoder_dir(config),
     output:
-        stats=f"{RES}/cache/teacher/s{{sseed}}/{{lang}}/meta.json",
+        cache=teacher_cache_output(f"{RES}/cache/teacher/s{{sseed}}/{{lang}}"),
     log:
         log_path("teacher", "s{sseed}", "{lang}"),
     benchmark:
@@ -67,7 +74,7 @@ rule teacher:
 
 rule x2static:
     input:
-        cache=lambda wc: teacher_meta(wc.seed, wc.lang),
+        cache=lambda wc: teacher_cache(wc.seed, wc.lang),
         vocab=lambda wc: vocab_tsv(wc.seed, wc.lang),
         # extract.init: aggregation starts every word from its aggregation vector.
         init=lambda wc: (
@@ -121,7 +128,7 @@ rule aggregate:
     input:
         txt=lambda wc: segment_txt(wc.seed, wc.lang),
         cache=lambda wc: (
-            [teacher_meta(wc.seed, wc.lang)]
+            [teacher_cache(wc.seed, wc.lang)]
             if config["extract"]["context"] != "x2static-code"
             else []
         ),
@@ -151,6 +158,7 @@ rule aggregate:
         max_length=config["extract"]["max_length"],
         batch_tokens=config["extract"]["batch_tokens"],
         max_contexts=config["extract"]["aggregation"]["max_contexts"],
+        block_mb=config["memory"]["block_mb"],
         # The running sums' checkpoint (not an output: kept when the job fails).
         checkpoint=lambda wc: wp.sidecar(
             output_path(rules.aggregate, "npy", **dict(wc.items())), ".checkpoint"

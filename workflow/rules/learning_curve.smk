@@ -10,7 +10,7 @@
 rule learning_curve:
     input:
         txt=lambda wc: segment_txt(wc.seed, wc.lang),
-        cache=lambda wc: teacher_meta(wc.seed, wc.lang),
+        cache=lambda wc: teacher_cache(wc.seed, wc.lang),
         vocab=lambda wc: vocab_tsv(wc.seed, wc.lang),
         encoder=wp.encoder_dir(config),
         x2s=lambda wc: static_space("x2s-m", wc.seed, wc.lang),

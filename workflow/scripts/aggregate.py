@@ -29,9 +29,9 @@ with job_logging(snakemake):
     start = time.perf_counter()
     resume = {}
     vectors = None
-    meta = snakemake.input.get("cache", [])  # the teacher's meta.json, or none
-    if meta:
-        cache_dir = Path(meta if isinstance(meta, str) else meta[0]).parent
+    cache = snakemake.input.get("cache", [])  # the teacher cache directory, or none
+    if cache:
+        cache_dir = Path(cache if isinstance(cache, str) else cache[0])
         vectors = vectors_from_teacher(
             cache_dir, snakemake.input.txt, vocab, snakemake.input.encoder, **settings
         )
@@ -45,6 +45,7 @@ with job_logging(snakemake):
             checkpoint_dir=snakemake.params.checkpoint,
             keep_checkpoint=True,  # until the space is written
             stats_out=resume,
+            budget_mb=p.block_mb,
             **settings,
         )
     save_aggregated(

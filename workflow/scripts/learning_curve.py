@@ -17,7 +17,7 @@ with job_logging(snakemake):
         hub=p.hub,
         name=p.name,
         sentences=Path(inp.txt),
-        cache_dir=Path(inp.cache).parent,
+        cache_dir=Path(inp.cache),
         vocab_path=Path(inp.vocab),
         encoder_dir=Path(inp.encoder),
         spaces={"x2s-m": Path(inp.x2s), "aggregate": Path(inp.agg)},

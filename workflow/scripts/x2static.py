@@ -12,7 +12,7 @@ from xlalign.workflow.jobscript import checkpoint_minutes, job_logging
 with job_logging(snakemake):
     out = snakemake.output
     job = X2StaticJob(
-        cache_dir=Path(snakemake.input.cache).parent,
+        cache_dir=Path(snakemake.input.cache),
         vocab_path=snakemake.input.vocab,
         vec_path=out.vec,
         npy_path=out.npy,

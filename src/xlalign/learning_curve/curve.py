@@ -216,7 +216,7 @@ def size_collectors(
     """The teacher pass's collectors of each size's aggregation samples, one per (seed,
     size) whose sums are not beside the cache already (for
     :func:`xlalign.static.teacher.build_teacher_cache`'s ``subset_collectors``)."""
-    from xlalign.static.aggregation import SampleCollector, read_teacher_sums, sampled_by_line
+    from xlalign.static.aggregation import SampleCollector, read_teacher_sums, sample_lines
 
     out = []
     sizes = size_lines(count_lines(sentences_path, language), fractions, subset_seed)
@@ -238,7 +238,7 @@ def size_collectors(
             )
             if read_teacher_sums(cache_dir, seed, fingerprint, quiet=True, subset=size.name):
                 continue
-            wanted = sampled_by_line(
+            wanted = sample_lines(
                 sentences_path,
                 vocab,
                 max_contexts=max_contexts,

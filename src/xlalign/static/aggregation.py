@@ -59,6 +59,7 @@ from xlalign.core import interrupt
 from xlalign.core.device import resolve_device, resolve_dtype
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_open, file_sha256, iter_lines
+from xlalign.core.memory import rows_per_block
 from xlalign.corpus.vocab import Vocab, tokens_of
 from xlalign.encoders.contextual import (
     POOLINGS,
@@ -93,7 +94,11 @@ def sample_occurrences(
     """
     if max_contexts < 1:
         raise ConfigError(f"max_contexts: expected a positive number, got {max_contexts}")
-    keep = None if lines is None else frozenset(int(i) for i in lines)
+    # the subset as a sorted array walked alongside the lines (8 bytes a line, no set)
+    keep = (
+        None if lines is None else np.unique(np.fromiter(lines, dtype=np.int64, count=len(lines)))
+    )
+    at = 0
     k = max_contexts
     rng = random.Random(seed)
     seen = [0] * len(vocab)
@@ -102,8 +107,11 @@ def sample_occurrences(
     index = vocab.index
     lower = vocab.lowercase
     for i, line in enumerate(iter_lines(sentences_path, language=language)):
-        if keep is not None and i not in keep:
-            continue
+        if keep is not None:
+            while at < len(keep) and keep[at] < i:
+                at += 1
+            if at == len(keep) or keep[at] != i:
+                continue
         for j, tok in enumerate(tokens_of(line)):
             w = index.get(tok.lower() if lower else tok)
             if w is None:
@@ -121,6 +129,71 @@ def sample_occurrences(
     return lines, positions
 
 
+class SampledOccurrences:
+    """:func:`sample_occurrences`' selection by line, in three flat arrays (16 bytes an
+    occurrence: ``V x K`` of them at most) rather than ``V x K`` Python tuples (~100 bytes
+    each): line, token position and word id, ordered by line and within a line as the sums
+    take them (by word id, then reservoir slot). Read like ``{line: [(position, word id),
+    ...]}`` (:meth:`get`, ``in``, ``len``: the number of lines)."""
+
+    def __init__(self, sel_lines: np.ndarray, sel_pos: np.ndarray) -> None:
+        words, slots = np.nonzero(sel_lines >= 0)  # by word id, then slot
+        line = sel_lines[words, slots]
+        order = np.argsort(line, kind="stable")
+        self.line = line[order]
+        self.pos = sel_pos[words, slots][order].astype(np.int32)
+        self.word = words[order].astype(np.int32)
+        self.lines = np.unique(self.line)
+
+    def __len__(self) -> int:
+        return int(self.lines.size)
+
+    def __contains__(self, line: object) -> bool:
+        if not isinstance(line, (int, np.integer)):
+            return False
+        at = int(np.searchsorted(self.lines, line))
+        return at < self.lines.size and int(self.lines[at]) == line
+
+    def get(self, line: int, default: Any = ()) -> list[tuple[int, int]] | Any:
+        """The ``(position, word id)`` of the occurrences selected in ``line``."""
+        a, b = np.searchsorted(self.line, [line, line + 1])
+        if a == b:
+            return default
+        return list(zip(self.pos[a:b].tolist(), self.word[a:b].tolist(), strict=True))
+
+    def __getitem__(self, line: int) -> list[tuple[int, int]]:
+        found = self.get(line, None)
+        if found is None:
+            raise KeyError(line)
+        return found
+
+    def as_dict(self) -> dict[int, list[tuple[int, int]]]:
+        """The whole selection as ``{line: [(position, word id), ...]}`` (small data only)."""
+        return {int(i): self[int(i)] for i in self.lines}
+
+
+def sample_lines(
+    sentences_path: PathLike,
+    vocab: Vocab,
+    *,
+    max_contexts: int,
+    seed: int,
+    language: str = "?",
+    lines: Collection[int] | None = None,
+) -> SampledOccurrences:
+    """:func:`sample_occurrences` by line, compact (:class:`SampledOccurrences`)."""
+    return SampledOccurrences(
+        *sample_occurrences(
+            sentences_path,
+            vocab,
+            max_contexts=max_contexts,
+            seed=seed,
+            language=language,
+            lines=lines,
+        )
+    )
+
+
 def sampled_by_line(
     sentences_path: PathLike,
     vocab: Vocab,
@@ -131,19 +204,16 @@ def sampled_by_line(
     lines: Collection[int] | None = None,
 ) -> dict[int, list[tuple[int, int]]]:
     """:func:`sample_occurrences` by line: ``{line: [(token position, word id), ...]}``, each
-    line's list in the order the sums take them (by word id, then reservoir slot)."""
-    sel_lines, sel_pos = sample_occurrences(
+    line's list in the order the sums take them (by word id, then reservoir slot). A dict
+    of Python tuples, for small data and tests; the jobs use :func:`sample_lines`."""
+    return sample_lines(
         sentences_path,
         vocab,
         max_contexts=max_contexts,
         seed=seed,
         language=language,
         lines=lines,
-    )
-    wanted: dict[int, list[tuple[int, int]]] = {}
-    for w, slot in zip(*np.nonzero(sel_lines >= 0), strict=True):
-        wanted.setdefault(int(sel_lines[w, slot]), []).append((int(sel_pos[w, slot]), int(w)))
-    return wanted
+    ).as_dict()
 
 
 def mean_vectors(
@@ -243,8 +313,9 @@ class SampleCollector:
 
     seed: int
     fingerprint: str
-    #: {line: [(token position, word id)]}, see :func:`sampled_by_line`
-    wanted: dict[int, list[tuple[int, int]]]
+    #: the selection by line (:class:`SampledOccurrences`, or a ``{line: [(token
+    #: position, word id)]}`` dict as :func:`sampled_by_line` gives)
+    wanted: SampledOccurrences | dict[int, list[tuple[int, int]]]
     ids: list[int] = dataclasses.field(default_factory=list)
     rows: list[np.ndarray] = dataclasses.field(default_factory=list)
     dropped: int = 0
@@ -438,13 +509,17 @@ def aggregate_vectors(
     checkpoint_seconds: float = 600.0,
     keep_checkpoint: bool = False,
     stats_out: dict[str, Any] | None = None,
+    budget_mb: float | None = None,
 ) -> np.ndarray:
     """Static vectors ``[V, dim]`` (float32): each word's mean layer-``layer`` vector over
     up to ``max_contexts`` sampled occurrences (see the module docstring for the policy on
     words without a vector, and for resuming from ``checkpoint_dir``). ``stats_out``, when
     given, receives ``resumed_from_chunk`` (None for a fresh run) and ``chunks``. With
     ``keep_checkpoint`` the complete checkpoint stays (the caller removes it with
-    :func:`remove_checkpoint` once the vectors are saved)."""
+    :func:`remove_checkpoint` once the vectors are saved). A chunk holds at most
+    ``chunk_sentences`` sentences and no more words than ``budget_mb`` (``memory.block_mb``)
+    holds word vectors of (the encoder's in-order output keeps a chunk's vectors): the
+    working memory is the ``[V, dim]`` sums plus one chunk."""
     if pooling not in POOLINGS:
         raise ConfigError(f"pooling: expected one of {POOLINGS}, got {pooling!r}")
     if missing not in MISSING_POLICIES:
@@ -454,7 +529,7 @@ def aggregate_vectors(
         raise InputError(f"{where}: file not found")
     if not len(vocab):
         raise InputError(f"{where}: empty vocabulary")
-    wanted = sampled_by_line(
+    wanted = sample_lines(
         sentences_path, vocab, max_contexts=max_contexts, seed=seed, language=language
     )
     if not wanted:
@@ -464,6 +539,7 @@ def aggregate_vectors(
         encoder_dir, layer, device=device, dtype=dtype, threads=threads
     )
     dim = int(model.config.hidden_size)
+    max_words = rows_per_block(dim * 4, budget_mb)
     sums = np.zeros((len(vocab), dim), dtype=np.float64)
     n = np.zeros(len(vocab), dtype=np.int64)
     stats = WordVectorStats()
@@ -484,6 +560,7 @@ def aggregate_vectors(
             max_length=max_length,
             batch_tokens=batch_tokens,
             chunk_sentences=chunk_sentences,
+            chunk_words=max_words,
             dtype=str(resolve_dtype(dtype, resolve_device(device))),
         )
         what = "another corpus, vocabulary, encoder or options"
@@ -496,7 +573,7 @@ def aggregate_vectors(
             stats = WordVectorStats(**state["word_vector_stats"])
             resumed_from = chunks_done
             log.info("%s: resuming after chunk %d (%s)", ckpt, chunks_done, where)
-    n_chunks = -(-len(wanted) // chunk_sentences)
+    n_chunks = _count_chunks(sentences_path, wanted, chunk_sentences, max_words, language)
     last_save = time.monotonic()
 
     saved = chunks_done  # chunks in the checkpoint on disk
@@ -563,12 +640,18 @@ def aggregate_vectors(
 
     try:
         chunk: list[tuple[int, list[str]]] = []
+        words = 0
         for i, line in enumerate(iter_lines(sentences_path, language=language)):
             if i in wanted:
-                chunk.append((i, tokens_of(line) if met >= chunks_done else []))
+                toks = tokens_of(line)
+                if chunk and words + len(toks) > max_words:
+                    flush(chunk)
+                    chunk, words = [], 0
+                chunk.append((i, toks if met >= chunks_done else []))
+                words += len(toks)
                 if len(chunk) == chunk_sentences:
                     flush(chunk)
-                    chunk = []
+                    chunk, words = [], 0
         if chunk:
             flush(chunk)
     except interrupt.Preempted:
@@ -590,6 +673,27 @@ def aggregate_vectors(
     elif ckpt is not None:
         remove_checkpoint(ckpt.parent)
     return out
+
+
+def _count_chunks(
+    sentences_path: PathLike,
+    wanted: SampledOccurrences,
+    chunk_sentences: int,
+    max_words: int,
+    language: str,
+) -> int:
+    """How many chunks :func:`aggregate_vectors` cuts the selected sentences into (a pass
+    over the text: the cut depends on their lengths)."""
+    n, size, words = 0, 0, 0
+    for i, line in enumerate(iter_lines(sentences_path, language=language)):
+        if i in wanted:
+            length = len(tokens_of(line))
+            if size and words + length > max_words:
+                n, size, words = n + 1, 0, 0
+            size, words = size + 1, words + length
+            if size == chunk_sentences:
+                n, size, words = n + 1, 0, 0
+    return n + (1 if size else 0)
 
 
 def remove_checkpoint(checkpoint_dir: PathLike) -> None:

@@ -23,7 +23,8 @@ vector is stored:
 
 ``n`` counts every word of the sentence that has a vector, in or out of the vocabulary.
 
-Layout of the cache directory (float16 vectors, read with ``mmap`` so memory stays bounded)::
+Layout of the cache directory (float16 vectors; :class:`TeacherCache` reads the rows it is
+asked for with ``os.pread``, so a reader's memory is its batch, not the cache)::
 
     shard-00000.ctx.npy      float16 [n_occ, dim]   context vector of each occurrence
     shard-00000.ids.npy      int32   [n_occ]        vocabulary id of each occurrence
@@ -45,6 +46,39 @@ before, without them) is encoded again. ``context="x2static-code"`` pools no wor
 vectors, so there the aggregation runs the encoder itself; so does it when a complete
 cache is reused as is.
 
+**Memory.** The text is read line by line, one shard (``shard_sentences`` lines) at a
+time; a shard's sentences go to the encoder in chunks whose word vectors fit ``budget_mb``
+(``memory.block_mb``), and the context vectors are appended to the shard's file as they
+come (:func:`_build_shard`), so the pass holds the encoder and one chunk, whatever the
+corpus. The aggregation samples are three flat arrays (:class:`~xlalign.static.aggregation.
+SampledOccurrences`, 16 bytes an occurrence, at most ``V x K``). Measured (peak RSS,
+``ru_maxrss``, one 4,096-line shard of ~20 words, width 768, glibc's heap trimming on):
+1,153 MB before (the shard's float32 vectors, their contexts, the concatenation and its
+float16 copy), 547 MB now at the default 256 MB budget, 465 MB at 32 MB; the model and
+imports are ~390 MB of either. Reading a 588 MB cache in a random order: +594 MB RSS
+through memory maps before, +5 MB now.
+
+**Why a cache at all, and why it is deleted** (issue 28). One float16 context vector per
+in-vocabulary occurrence: ``2 * dim + 4`` bytes (the vector and its int32 id) plus 8 bytes
+a sentence of offsets; measured 1,540.7 bytes an occurrence at 768 dims (1,536 of them the
+vector), 772.5 at 384. At the paper's scale (1M sentences x ~20 kept occurrences) that is
+~30 GB a language and sampling seed, ~1.2 TB for 40 languages. Against it, re-encoding in
+every epoch (X2Static's public code) costs the encoder pass ``epochs`` times: measured with
+one CPU thread on a random BERT cut at layer 6, whole-word tokens, 20 words a sentence,
+``negatives=10`` (``benchmarks/teacher_cache_cost.py``), one teacher pass costs
+3.6-3.8 X2S-M epochs read from the cache at width 384 and 6.9 at width 768 (the encoder
+grows with ``dim**2``, an epoch with ``dim``; XLM-R's subwords, ~1.4 a word, make it more).
+With ``extract.epochs`` = 5 that is 6.9 + 5 = 11.9 epoch-units cached against
+5 x (6.9 + 1) = 39.5 re-encoding: caching wins ~3x, and more with more epochs or seeds
+sharing a corpus. float16 stays: it halves the bytes of float32 and the trained vectors
+differ from float32 contexts only by its rounding (``benchmarks/bench_x2static.py``); no
+measurement here favours another precision or layout. So the workflow keeps the cache
+only while it is read: it is a ``temp()`` output, deleted once x2static, aggregate and
+learning_curve of every seed using it have run, unless ``extract.keep_teacher_cache``
+(``snakemake --notemp`` keeps it for one run). The job builds it in ``<dir>.partial/``
+(:func:`staged_cache`) and renames it into place when complete, so a killed job resumes
+from its shards there (Snakemake deletes a failed job's declared outputs, not the sidecar).
+
 Each shard covers ``shard_sentences`` consecutive lines and every file is written
 atomically, so a killed build resumes at the first incomplete shard and yields the same
 arrays as an uninterrupted one. The finished shards are the checkpoint: SIGTERM (Slurm
@@ -56,10 +90,14 @@ in-vocabulary word still count (empty rows), so sentence indices equal line numb
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
+import shutil
 import time
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +108,7 @@ from xlalign.core import interrupt
 from xlalign.core.device import resolve_device, resolve_dtype
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, atomic_open, file_sha256, iter_lines, read_json, write_json
+from xlalign.core.memory import rows_per_block
 from xlalign.corpus.vocab import Vocab, tokens_of
 from xlalign.encoders.contextual import (
     POOLINGS,
@@ -96,6 +135,8 @@ RENAMED_CONTEXTS = {
     "tokens included)"
 }
 META_FILE = "meta.json"
+#: The sidecar a workflow job builds the cache in (:func:`staged_cache`).
+PARTIAL_SUFFIX = ".partial"
 BUILD_FILE = "build.json"
 _FP16_MAX = float(np.finfo(np.float16).max)
 
@@ -255,6 +296,61 @@ def sentence_context(
     return np.asarray(ids, np.int32), np.ascontiguousarray(ctx)
 
 
+class _RowsWriter:
+    """A ``.npy`` file whose rows are appended as they come (no array of the whole file in
+    memory): a fixed-size header is reserved first and written, with the final shape, at
+    :meth:`finish`. The file reads back as :func:`numpy.save`'s would."""
+
+    HEADER = 128  # bytes: magic, version, length and the padded header dict (a multiple of 64)
+
+    def __init__(self, fh: Any, dtype: str, row_shape: tuple[int, ...]) -> None:
+        self.fh, self.dtype, self.row_shape, self.rows = fh, np.dtype(dtype), row_shape, 0
+        fh.write(b"\0" * self.HEADER)
+
+    def append(self, rows: np.ndarray) -> None:
+        rows = np.ascontiguousarray(rows, dtype=self.dtype)
+        if rows.shape[1:] != self.row_shape:
+            raise ValueError(f"rows of shape {rows.shape[1:]}, expected {self.row_shape}")
+        self.fh.write(rows.tobytes())
+        self.rows += len(rows)
+
+    def finish(self) -> None:
+        shape = (self.rows, *self.row_shape)
+        header = repr(
+            {
+                "descr": np.lib.format.dtype_to_descr(self.dtype),
+                "fortran_order": False,
+                "shape": shape,
+            }
+        ).encode("latin1")
+        room = self.HEADER - 10 - 1  # magic (6), version (2), length (2); newline
+        if len(header) > room:
+            raise ValueError(f".npy header of shape {shape} longer than {room} bytes")
+        header = header + b" " * (room - len(header)) + b"\n"
+        self.fh.seek(0)
+        self.fh.write(b"\x93NUMPY\x01\x00" + (len(header)).to_bytes(2, "little") + header)
+        self.fh.seek(0, 2)
+
+
+def _chunks_by_words(sentences: Sequence[Sequence[str]], max_words: int) -> list[tuple[int, int]]:
+    """Consecutive ``[a, b)`` ranges of ``sentences`` holding at most ``max_words`` words each
+    (at least one sentence each)."""
+    spans, start, words = [], 0, 0
+    for i, sent in enumerate(sentences):
+        if i > start and words + len(sent) > max_words:
+            spans.append((start, i))
+            start, words = i, 0
+        words += len(sent)
+    if start < len(sentences):
+        spans.append((start, len(sentences)))
+    return spans
+
+
+#: Working bytes of one word of a chunk per dimension: its float32 pooled vector, held by
+#: the encoder's in-order output until its sentence is reached, and its float64 context.
+_BYTES_PER_WORD_DIM = 4 + 8
+
+
 def _build_shard(
     out: Path,
     k: int,
@@ -269,63 +365,77 @@ def _build_shard(
     batch_tokens: int,
     collectors: Sequence[SampleCollector] = (),
     first_line: int = 0,
+    budget_mb: float | None = None,
 ) -> dict[str, int]:
     """Encode one shard's sentences and write its files (offsets last); ``collectors``
-    take the aggregation samples among them (lines ``first_line`` onwards)."""
+    take the aggregation samples among them (lines ``first_line`` onwards).
+
+    The sentences go to the encoder in chunks whose word vectors fit ``budget_mb``
+    (:func:`xlalign.core.memory.rows_per_block`, by words), and the context vectors are
+    appended to the shard's file as they come: the shard's working memory is one chunk,
+    whatever ``shard_sentences``. A chunk boundary changes only how the sentences are
+    padded into batches (float32 noise, ~1e-7 relative), not which vectors are stored."""
     sentences = [tokens_of(line) for line in lines]
     wstats = WordVectorStats()
     counts = {"oov": 0, "no_vector": 0, "single_word": 0}
-    all_ids: list[np.ndarray] = []
-    all_ctx: list[np.ndarray] = []
     offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
-    if context == "x2static-code":
-        means = sentence_token_means(
-            sentences,
-            tokenizer,
-            model,
-            max_length=max_length,
-            batch_tokens=batch_tokens,
-            stats=wstats,
-        )
-        contexts = (
-            sentence_context(words, mean, vocab, counts)
-            for words, mean in zip(sentences, means, strict=True)
-        )
-    else:
-        vectors = word_vectors(
-            sentences,
-            tokenizer,
-            model,
-            pooling=pooling,
-            max_length=max_length,
-            batch_tokens=batch_tokens,
-            stats=wstats,
-        )
-
-        def collected(i: int, words: list[str], vec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            for c in collectors:
-                c.add(first_line + i, vec)
-            return context_vectors(words, vec, vocab, context, counts)
-
-        contexts = (
-            collected(i, words, vec)
-            for i, (words, vec) in enumerate(zip(sentences, vectors, strict=True))
-        )
-    for i, (ids, ctx) in enumerate(contexts):
-        all_ids.append(ids)
-        all_ctx.append(ctx)
-        offsets[i + 1] = offsets[i] + len(ids)
     dim = int(model.config.hidden_size)
-    ids_arr = np.concatenate(all_ids) if all_ids else np.zeros(0, np.int32)
-    ctx32 = np.concatenate(all_ctx) if all_ctx else np.zeros((0, dim), np.float32)
-    if ctx32.size and float(np.abs(ctx32).max()) > _FP16_MAX:
-        raise ConfigError(
-            f"layer vectors exceed the float16 range ({float(np.abs(ctx32).max()):.3g}); "
-            "the teacher cache cannot store them"
-        )
+    max_words = rows_per_block(dim * _BYTES_PER_WORD_DIM, budget_mb)
     paths = _shard_paths(out, k)
-    _save_npy(paths["ctx"], ctx32.astype(np.float16))
-    _save_npy(paths["ids"], ids_arr.astype(np.int32))
+    peak = 0.0
+    with atomic_open(paths["ctx"], "wb") as ctx_fh, atomic_open(paths["ids"], "wb") as ids_fh:
+        ctx_out = _RowsWriter(ctx_fh, "<f2", (dim,))
+        ids_out = _RowsWriter(ids_fh, "<i4", ())
+        for a, b in _chunks_by_words(sentences, max_words):
+            chunk = sentences[a:b]
+            if context == "x2static-code":
+                means = sentence_token_means(
+                    chunk,
+                    tokenizer,
+                    model,
+                    max_length=max_length,
+                    batch_tokens=batch_tokens,
+                    stats=wstats,
+                )
+                contexts = (
+                    sentence_context(words, mean, vocab, counts)
+                    for words, mean in zip(chunk, means, strict=True)
+                )
+            else:
+                vectors = word_vectors(
+                    chunk,
+                    tokenizer,
+                    model,
+                    pooling=pooling,
+                    max_length=max_length,
+                    batch_tokens=batch_tokens,
+                    stats=wstats,
+                )
+
+                def collected(
+                    i: int, words: list[str], vec: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    for c in collectors:
+                        c.add(first_line + i, vec)
+                    return context_vectors(words, vec, vocab, context, counts)
+
+                contexts = (
+                    collected(a + i, words, vec)
+                    for i, (words, vec) in enumerate(zip(chunk, vectors, strict=True))
+                )
+            for i, (ids, ctx) in enumerate(contexts, start=a):
+                if ctx.size:
+                    peak = max(peak, float(np.abs(ctx).max()))
+                    if peak > _FP16_MAX:
+                        raise ConfigError(
+                            f"layer vectors exceed the float16 range ({peak:.3g}); "
+                            "the teacher cache cannot store them"
+                        )
+                ctx_out.append(ctx)
+                ids_out.append(ids)
+                offsets[i + 1] = offsets[i] + len(ids)
+        ctx_out.finish()
+        ids_out.finish()
     stats = {
         "sentences": len(sentences),
         "occurrences": int(offsets[-1]),
@@ -383,12 +493,15 @@ def build_teacher_cache(
     aggregation_seeds: Sequence[int] = (),
     max_contexts: int = 10,
     subset_collectors: Sequence[SampleCollector] = (),
+    budget_mb: float | None = None,
 ) -> Path:
     """Encode every sentence of ``sentences_path`` once and cache its context vectors
     (and, for each of ``aggregation_seeds``, the aggregation baseline's sums of up to
     ``max_contexts`` sampled occurrences per word: see the module docstring).
     ``subset_collectors`` collect the same over subsets of the lines (the learning curve's
     sizes, :mod:`xlalign.learning_curve.curve`), written as their own sums files.
+    ``budget_mb`` (``memory.block_mb``) bounds the working memory of the sentences encoded
+    at once (:func:`_build_shard`); the text is read line by line, one shard at a time.
 
     Returns ``out_dir``. A complete cache built with the same configuration is reused as
     is; one built with another configuration is removed and rebuilt (with a warning); an
@@ -530,6 +643,7 @@ def build_teacher_cache(
             batch_tokens=batch_tokens,
             collectors=collectors,
             first_line=k * shard_sentences,
+            budget_mb=budget_mb,
         )
         encoded += len(chunk)
         bar.update(len(chunk))
@@ -647,7 +761,7 @@ def _collectors(
     from xlalign.static.aggregation import (
         SampleCollector,
         read_teacher_sums,
-        sampled_by_line,
+        sample_lines,
         sums_fingerprint,
     )
 
@@ -666,7 +780,7 @@ def _collectors(
         )
         if read_teacher_sums(out, seed, fingerprint, quiet=True) is not None:
             continue
-        wanted = sampled_by_line(
+        wanted = sample_lines(
             sentences_path, vocab, max_contexts=max_contexts, seed=seed, language=language
         )
         collectors.append(SampleCollector(seed=seed, fingerprint=fingerprint, wanted=wanted))
@@ -685,11 +799,108 @@ def _log_rate(k: int, n_shards: int, encoded: int, start: float) -> None:
     )
 
 
+@contextlib.contextmanager
+def staged_cache(final_dir: PathLike) -> Iterator[Path]:
+    """Build a cache in ``<final_dir>.partial`` and rename it to ``final_dir`` on success.
+
+    The workflow declares ``final_dir`` as the teacher job's output (a ``temp()`` directory
+    unless ``extract.keep_teacher_cache``): Snakemake deletes a failed job's outputs, but not
+    the sidecar, so a killed job's finished shards stay there and the re-run resumes from
+    them; ``final_dir`` appears only complete (one rename). A ``final_dir`` already there
+    (Snakemake removes it before running the job; a library caller may not) is moved to the
+    sidecar first, where :func:`build_teacher_cache` reuses it when up to date.
+    """
+    final = Path(final_dir)
+    partial = final.with_name(final.name + PARTIAL_SUFFIX)
+    if final.is_dir():
+        if partial.exists():
+            shutil.rmtree(final)
+        else:
+            final.rename(partial)
+    partial.mkdir(parents=True, exist_ok=True)
+    yield partial
+    if not (partial / META_FILE).is_file():
+        raise InputError(f"{partial}: the teacher cache build ended without {META_FILE}")
+    partial.rename(final)
+
+
 # --------------------------------------------------------------------------- read
 
 
+#: Shards whose files a :class:`TeacherCache` keeps open at once (least recently used
+#: closed first): the open files do not grow with the corpus.
+OPEN_SHARDS = 64
+
+
+class _NpyFile:
+    """Rows of a ``.npy`` file read with ``os.pread``: nothing is mapped, so the reader's
+    address space does not grow with the file (a memory map of the whole cache would be
+    as large as the cache, ~30 GB a language at the paper's scale)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with open(path, "rb") as fh:
+            version = np.lib.format.read_magic(fh)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+            else:
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+            self.offset = fh.tell()
+        if fortran:
+            raise InputError(f"{path}: a Fortran-ordered array; expected C order")
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        self.row_bytes = self.dtype.itemsize * int(np.prod(self.shape[1:], dtype=np.int64))
+        self.fd = os.open(path, os.O_RDONLY)
+
+    def rows(self, a: int, b: int) -> np.ndarray:
+        """Rows ``[a, b)`` as a new array."""
+        n = max(0, b - a)
+        data = os.pread(self.fd, n * self.row_bytes, self.offset + a * self.row_bytes)
+        if len(data) != n * self.row_bytes:
+            raise InputError(f"{self.path}: truncated (rows {a}..{b} of {self.shape[0]})")
+        return np.frombuffer(data, dtype=self.dtype).reshape((n, *self.shape[1:])).copy()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+class _OpenShard:
+    """One shard of a cache, its files open (offsets in memory: 8 bytes a sentence)."""
+
+    def __init__(self, paths: dict[str, Path], dim: int) -> None:
+        self.offsets = np.load(paths["offsets"], allow_pickle=False)
+        self._ids, self._ctx = _NpyFile(paths["ids"]), _NpyFile(paths["ctx"])
+        self.n_occurrences = int(self.offsets[-1]) if len(self.offsets) else 0
+        if self._ids.shape[:1] != (self.n_occurrences,) or self._ctx.shape != (
+            self.n_occurrences,
+            dim,
+        ):
+            raise InputError(
+                f"{paths['ctx']}: shard arrays of shapes {self._ids.shape} and "
+                f"{self._ctx.shape} do not match its offsets ({self.n_occurrences} occurrences, "
+                f"dim {dim})"
+            )
+
+    def span(self, local: int) -> tuple[int, int]:
+        return int(self.offsets[local]), int(self.offsets[local + 1])
+
+    def ids(self, a: int, b: int) -> np.ndarray:
+        return self._ids.rows(a, b)
+
+    def ctx(self, a: int, b: int) -> np.ndarray:
+        return self._ctx.rows(a, b)
+
+    def close(self) -> None:
+        self._ids.close()
+        self._ctx.close()
+
+
 class TeacherCache:
-    """Read access to a complete teacher cache (arrays memory-mapped, loaded lazily)."""
+    """Read access to a complete teacher cache: shards opened lazily (at most
+    :data:`OPEN_SHARDS` at a time), rows read from disk as asked for (``os.pread``, no
+    memory map), so a reader's memory is its batches, whatever the cache's size."""
 
     def __init__(self, out_dir: PathLike) -> None:
         self.path = Path(out_dir)
@@ -712,54 +923,66 @@ class TeacherCache:
             for p in _shard_paths(self.path, k).values():
                 if not p.is_file():
                     raise InputError(f"{p}: missing shard file of the teacher cache {self.path}")
-        self._shards: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = [
-            None
-        ] * self.n_shards
+        self._open: OrderedDict[int, _OpenShard] = OrderedDict()
 
     def __len__(self) -> int:
         return self.n_sentences
 
-    def _shard(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        shard = self._shards[k]
+    def close(self) -> None:
+        """Close the shard files held open (reading opens them again)."""
+        while self._open:
+            self._open.popitem(last=False)[1].close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+    def _shard(self, k: int) -> _OpenShard:
+        shard = self._open.get(k)
         if shard is None:
-            paths = _shard_paths(self.path, k)
-            shard = (
-                np.load(paths["ids"], mmap_mode="r"),
-                np.load(paths["offsets"], mmap_mode="r"),
-                np.load(paths["ctx"], mmap_mode="r"),
-            )
-            self._shards[k] = shard
+            shard = _OpenShard(_shard_paths(self.path, k), self.dim)
+            self._open[k] = shard
+            if len(self._open) > OPEN_SHARDS:
+                self._open.popitem(last=False)[1].close()
+        else:
+            self._open.move_to_end(k)
         return shard
 
-    def _locate(self, i: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+    def _locate(self, i: int) -> tuple[_OpenShard, int, int]:
         if not 0 <= i < self.n_sentences:
             raise IndexError(f"sentence {i} outside 0..{self.n_sentences - 1} of {self.path}")
         k, local = divmod(int(i), self.shard_sentences)
-        ids, offsets, ctx = self._shard(k)
-        return ids, ctx, int(offsets[local]), int(offsets[local + 1])
+        shard = self._shard(k)
+        a, b = shard.span(local)
+        return shard, a, b
 
     def sentence(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """(int32 ids, float16 context vectors) of the occurrences in sentence ``i``."""
-        ids, ctx, a, b = self._locate(i)
-        return np.array(ids[a:b], dtype=np.int32), np.array(ctx[a:b], dtype=np.float16)
+        shard, a, b = self._locate(i)
+        return shard.ids(a, b).astype(np.int32), shard.ctx(a, b)
 
     def batch(self, sentence_indices: np.ndarray | Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """(int64 ids, float32 contexts) of all occurrences of the sentences, in the given order."""
         spans = [self._locate(int(i)) for i in np.asarray(sentence_indices).reshape(-1)]
-        total = sum(b - a for _, _, a, b in spans)
+        total = sum(b - a for _, a, b in spans)
         out_ids = np.empty(total, dtype=np.int64)
         out_ctx = np.empty((total, self.dim), dtype=np.float32)
         pos = 0
-        for ids, ctx, a, b in spans:
-            out_ids[pos : pos + b - a] = ids[a:b]
-            out_ctx[pos : pos + b - a] = ctx[a:b]
+        for shard, a, b in spans:
+            out_ids[pos : pos + b - a] = shard.ids(a, b)
+            out_ctx[pos : pos + b - a] = shard.ctx(a, b)
             pos += b - a
         return out_ids, out_ctx
 
-    def occurrence_counts(self, vocab_size: int) -> np.ndarray:
-        """How many cached occurrences each vocabulary id has (int64 [vocab_size])."""
+    def occurrence_counts(self, vocab_size: int, budget_mb: float | None = None) -> np.ndarray:
+        """How many cached occurrences each vocabulary id has (int64 [vocab_size]), reading
+        the ids in blocks of ``budget_mb``."""
         counts = np.zeros(vocab_size, dtype=np.int64)
         for k in range(self.n_shards):
-            ids = self._shard(k)[0]
-            counts += np.bincount(np.asarray(ids), minlength=vocab_size)[:vocab_size]
+            shard = self._shard(k)
+            n = shard.n_occurrences
+            step = rows_per_block(4 + 8, budget_mb, at_most=max(n, 1))
+            for a in range(0, n, step):  # a block of ids at a time
+                ids = shard.ids(a, min(a + step, n))
+                counts += np.bincount(ids, minlength=vocab_size)[:vocab_size]
         return counts

@@ -32,6 +32,13 @@ successful run the checkpoint directory (and ``output_dir`` itself when that lea
 empty) is removed unless ``keep_checkpoint`` is set (a kept final checkpoint makes a
 re-run return at once).
 
+Memory: the ``[V, d]`` float32 embedding and SparseAdam's two ``[V, d]`` moments (dense,
+created at the first step) are inherent: ~1.8 GB at the paper's 200k words x 768 dims,
+plus the checkpoint's copies while one is written. The rest
+is one batch (its occurrences' contexts and ``negatives + 1`` rows each) and the epoch's
+sentence order (8 bytes a sentence): the cache is read batch by batch from disk
+(:class:`~xlalign.static.teacher.TeacherCache`, no memory map), never held.
+
 Determinism: on CPU the same cache, vocabulary and arguments give bit-identical vectors.
 Training runs under ``torch.use_deterministic_algorithms(True, warn_only=True)`` (restored
 afterwards); no cuBLAS matrix products are used, but on a GPU bit-identity across runs is

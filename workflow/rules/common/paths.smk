@@ -47,8 +47,16 @@ def vocab_tsv(seed, lang):
     return output_path(rules.vocab, "tsv", sseed=sample_seed(seed), lang=lang)
 
 
-def teacher_meta(seed, lang):
-    return output_path(rules.teacher, "stats", sseed=sample_seed(seed), lang=lang)
+def teacher_cache_output(path):
+    """The teacher cache directory as the teacher job's output, temp() (deleted once its
+    readers have run) unless extract.keep_teacher_cache."""
+    cache = directory(path)
+    return cache if config["extract"]["keep_teacher_cache"] else temp(cache)
+
+
+def teacher_cache(seed, lang):
+    """The teacher cache directory a training seed reads (its sampling seed's)."""
+    return output_path(rules.teacher, "cache", sseed=sample_seed(seed), lang=lang)
 
 
 def static_output(method, key, seed, lang):
