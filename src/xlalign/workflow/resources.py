@@ -115,6 +115,10 @@ RECORD_BYTES = 2_000
 ANALYSIS_GOLD_PAIRS = 2_000
 #: The hand-made English-German set that ships with xlalign.analysis.
 HANDMADE_GOLD_PAIRS = 40
+#: Bytes per slot of the aggregation sample (xlalign.static.aggregation): the V x K
+#: reservoirs' int64 line and position while sampling, then three flat arrays by line
+#: (16 bytes) and their sort order.
+SAMPLE_SLOT_BYTES = 48
 #: CPU work per sentence beside the encoder (word pooling, context means, fp16 shard
 #: writing): assumed 1 ms, about 1/7 of the embedded CPU run's whole time per sentence.
 SENTENCE_OVERHEAD_S = 1e-3
@@ -552,18 +556,20 @@ def _encoder_mem_mb(job: Job) -> float:
 
 def _teacher(job: Job) -> Need:
     d = job.encoder.dim
-    # One shard's word vectors, context vectors and float16 copy at a time.
-    shard = SHARD_SENTENCES * WORDS_PER_SENTENCE * d * 4 * 3 / MB
+    # One chunk of a shard's word and context vectors (memory.block_mb), streamed to the
+    # shard file, and the shard's ids and offsets.
+    shard = _block_mb(job) + SHARD_SENTENCES * (WORDS_PER_SENTENCE * 4 + 8) / MB
     # The cache: a float16 context vector and an int32 id per occurrence, int64 offsets.
     cache = (job.occurrences * (2 * d + 4) + 8 * job.sentences) / MB
     mem = _encoder_mem_mb(job) + shard
     ext = job.cfg["extract"]
     if ext["aggregation"]["enabled"] or ext["init"] == "aggregation":
         # The same pass sums the aggregation samples of the seeds using this corpus: per
-        # seed the sample by line (Python tuples) and the float64 sums, kept and written.
+        # seed the sample (V x K reservoir slots and their flat copy by line) and the
+        # float64 sums, kept and written.
         v, k = job.vocab_size, int(ext["aggregation"]["max_contexts"])
         seeds = -(-len(job.cfg["seeds"]) // len(xlconfig.sample_seeds(job.cfg)))
-        mem += seeds * (v * k * (16 + 60 + 100) + v * d * 8) / MB
+        mem += seeds * (v * k * SAMPLE_SLOT_BYTES + v * d * 8) / MB
         cache += seeds * v * d * 8 / MB
     return Need(mem, _encode_seconds(job, job.sentences), cache)
 
@@ -594,9 +600,9 @@ def _aggregate(job: Job) -> Need:
     k = int(job.cfg["extract"]["aggregation"]["max_contexts"])
     # Every sampled occurrence lies in one sentence: at most V x K sentences are encoded.
     encoded = min(job.sentences, v * k)
-    # float64 sums and the float32 result; the sample's positions (int64 line and
-    # position) and, while sampling, Python reservoirs of them.
-    mem = _encoder_mem_mb(job) + v * d * 12 / MB + v * k * (16 + 60) / MB
+    # float64 sums and the float32 result; the sample (reservoir slots and their flat
+    # copy by line); the encoder's chunks of memory.block_mb.
+    mem = _encoder_mem_mb(job) + v * d * 12 / MB + v * k * SAMPLE_SLOT_BYTES / MB + _block_mb(job)
     seconds = job.occurrences / COUNT_TOKENS_S + _encode_seconds(job, encoded)
     return Need(mem, seconds, v * d * (VEC_TEXT_BYTES + NPY_BYTES) / MB + v * 30 / MB)
 
