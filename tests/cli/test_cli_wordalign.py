@@ -243,6 +243,23 @@ def test_align_token_files_with_dictionary(
     assert evaluation["references"]["gold"]["p_at_1"] >= 0.95
 
 
+def test_align_shared_priors_in_chunks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src, tgt = synthetic_token_files(tmp_path)
+    runs = []
+    for k in range(2):
+        out_dir = tmp_path / f"out{k}"
+        argv = ["align", "--source-text", str(src), "--target-text", str(tgt), "-o", str(out_dir)]
+        argv += ["--chunk-size", "150", "--shared-priors", "--shared-priors-sample", "100"]
+        argv += ["--seed", "4", "--iterations", "2", "2", "2"]
+        assert main(argv) == 0
+        report = json.loads(capsys.readouterr().out)
+        runs.append((out_dir / "symmetrized.txt").read_text(encoding="utf-8"))
+        assert report["chunks"] == 3
+        assert report["options"]["shared_priors"] and report["options"]["seed"] == 4
+        assert report["shared_priors"]["sample_pairs"] == 100
+    assert runs[0] == runs[1]
+
+
 def test_align_mismatched_line_counts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src, tgt = tmp_path / "a.txt", tmp_path / "b.txt"
     src.write_text("s1 s2\ns3\ns4 s5\n", encoding="utf-8")

@@ -187,6 +187,18 @@ def test_grow_with_parallel_corpus(paper: dict[str, Any]) -> None:
     )
 
 
+def test_shared_priors_cost_time_not_memory(paper: dict[str, Any]) -> None:
+    wc = {"src": "en", "tgt": "de"}
+    assert paper["wordalign"]["shared_priors"]["enabled"]
+    off = _with(paper, "wordalign.shared_priors", {"enabled": False})
+    with_priors, without = (
+        _est("word_align", paper, wildcards=wc),
+        _est("word_align", off, wildcards=wc),
+    )
+    assert with_priors.runtime > 1.5 * without.runtime
+    assert with_priors.mem_mb == without.mem_mb
+
+
 def test_attempt_scales_memory_and_runtime_not_disk(paper: dict[str, Any]) -> None:
     for stage in ("teacher", "x2static", "bli", "word_align", "download_cc100"):
         first, second = _est(stage, paper), _est(stage, paper, attempt=2)

@@ -44,6 +44,18 @@ def add_align(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--priors", type=input_file, help="an eflomal priors file")
     p.add_argument("--chunk-size", type=positive_int, default=200_000)
     p.add_argument(
+        "--shared-priors",
+        action="store_true",
+        help="with several chunks: learn priors on a sample, give them to every chunk",
+    )
+    p.add_argument(
+        "--shared-priors-sample",
+        type=positive_int,
+        default=200_000,
+        help="pairs of that sample (at most --chunk-size)",
+    )
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="eflomal's seed")
+    p.add_argument(
         "--checkpoint-dir", type=output_dir, help="keep finished chunks here; a re-run resumes"
     )
     p.add_argument(
@@ -95,6 +107,9 @@ def _cmd_align(args: argparse.Namespace) -> None:
         rel_iterations=args.rel_iterations,
         null_prior=args.null_prior,
         chunk_size=args.chunk_size,
+        shared_priors=args.shared_priors,
+        shared_priors_sample=args.shared_priors_sample,
+        seed=args.seed,
         symmetrization=args.symmetrization,
         one_to_one=not args.keep_many_to_many,
         drop_identical=not args.keep_identical,

@@ -22,7 +22,23 @@ Pipeline (:func:`align_corpus`), over the TSV of :mod:`xlalign.corpus.parallel`:
    full disk there is reported as such.
 3. **Checks.** Every chunk's link files must have one line per pair and links inside the
    sentence lengths; anything else is an error, never a silently shifted alignment.
-4. **Symmetrisation** (``wordalign.symmetrize``, grow-diag-final-and by default), then, as
+4. **Shared priors** (``shared_priors``, off by default). Chunks aligned apart each start
+   from nothing, and their links differ from what one run over the whole corpus gives.
+   With it, when the corpus has more than one chunk, a seeded random sample of
+   ``shared_priors_sample`` pairs (at most one chunk) is aligned first (both directions,
+   one eflomal run), priors are counted on its links (:mod:`xlalign.wordalign.priors`,
+   what ``eflomal-makepriors`` computes) and every chunk's run is given them. A user's
+   ``priors`` file guides the sample's run, and the chunks get the sum of the two (the
+   alphas of a record in both added). The learnt priors are kept beside the chunks
+   (``shared-priors.txt`` in the checkpoint directory, its checksum in the manifest): a
+   resumed job reuses them, and chunks are never mixed with priors they were not aligned
+   with. A one-chunk corpus is aligned as without the option.
+5. **Memory.** One chunk is held at a time (its sentences as text, then eflomal's arrays;
+   the binary runs in a subprocess on the chunk's files), the corpus and the link files
+   are streamed, so a job's memory grows with ``chunk_size``, not with the corpus.
+   ``chunk_size`` is not derived from ``memory.block_mb``: it changes the links (eflomal
+   learns its statistics per chunk), and a memory setting must not change results.
+6. **Symmetrisation** (``wordalign.symmetrize``, grow-diag-final-and by default), then, as
    Wu & Dredze (2020), only one-to-one links, and no link whose two words are identical
    (both switchable).
 
@@ -50,6 +66,7 @@ import itertools
 import json
 import logging
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -74,8 +91,9 @@ from xlalign.core.formats.parallel import (  # noqa: F401 (the format, re-export
     read_aligned_pairs,
     read_parallel,
 )
-from xlalign.core.formats.priors import check_priors
+from xlalign.core.formats.priors import PriorCounts, check_priors, read_priors, write_priors
 from xlalign.core.io import PathLike, atomic_open, file_sha256, iter_lines, write_json
+from xlalign.wordalign.priors import count_priors
 from xlalign.wordalign.symmetrize import (
     HEURISTICS,
     filter_links,
@@ -98,7 +116,9 @@ class AlignOptions:
     each). ``iterations``: (IBM1, HMM, fertility) iteration counts, or None for eflomal's
     automatic numbers scaled by ``rel_iterations``. ``null_prior``: prior probability of a
     NULL link. ``*_prefix_len`` / ``*_suffix_len``: align on word prefixes / suffixes of
-    that length (crude stemming; 0 = whole words).
+    that length (crude stemming; 0 = whole words). ``shared_priors``: learn priors on a
+    seeded sample of ``shared_priors_sample`` pairs (at most ``chunk_size``) and give them
+    to every chunk's run, when there is more than one (module docstring).
     """
 
     model: int = 3
@@ -111,6 +131,8 @@ class AlignOptions:
     target_prefix_len: int = 0
     target_suffix_len: int = 0
     chunk_size: int = 200_000
+    shared_priors: bool = False
+    shared_priors_sample: int = 200_000
     seed: int | None = 0
     symmetrization: str = "grow-diag-final-and"
     one_to_one: bool = True
@@ -123,6 +145,7 @@ class AlignOptions:
             ("rel_iterations", self.rel_iterations > 0, "a number > 0"),
             ("null_prior", 0 <= self.null_prior < 1, "a number in [0, 1)"),
             ("chunk_size", self.chunk_size >= 1, "an integer >= 1"),
+            ("shared_priors_sample", self.shared_priors_sample >= 1, "an integer >= 1"),
             ("seed", self.seed is None or self.seed >= 0, "an integer >= 0 or null"),
             ("symmetrization", self.symmetrization in HEURISTICS, f"one of {HEURISTICS}"),
         ]
@@ -141,8 +164,14 @@ class AlignOptions:
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any]) -> AlignOptions:
-        """From the ``wordalign`` section of a validated config (unknown keys ignored)."""
+        """From the ``wordalign`` section of a validated config (unknown keys ignored;
+        ``shared_priors: {enabled, sample_pairs}`` becomes the two flat fields)."""
         fields = {k: v for k, v in cfg.items() if k in cls.__dataclass_fields__}
+        shared = cfg.get("shared_priors")
+        if isinstance(shared, dict):
+            fields["shared_priors"] = bool(shared.get("enabled", False))
+            if "sample_pairs" in shared:
+                fields["shared_priors_sample"] = int(shared["sample_pairs"])
         if fields.get("iterations") is not None:
             fields["iterations"] = tuple(int(n) for n in fields["iterations"])
         return cls(**fields)
@@ -274,8 +303,9 @@ def seed_shim(directory: PathLike) -> Path:
     return out
 
 
-def chunk_seed(seed: int, chunk: int) -> int:
-    """The seed eflomal sees for one chunk (distinct chunks, distinct random streams)."""
+def chunk_seed(seed: int, chunk: int | str) -> int:
+    """The seed eflomal sees for one chunk (distinct chunks, distinct random streams);
+    ``chunk="priors"`` is the shared-priors sample's run (and its choice of pairs)."""
     digest = hashlib.blake2b(f"{seed}:{chunk}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little")
 
@@ -412,12 +442,14 @@ class _ChunkStore:
         self.dir = directory
         self.fingerprint = fingerprint
         manifest = directory / "manifest.json"
+        old: dict[str, Any] = {}
         if directory.exists():
             try:
                 old = json.loads(manifest.read_text(encoding="utf-8"))
             except (OSError, ValueError):  # no (readable) manifest: nothing to trust
                 old = {}
-            if not resume or old.get("fingerprint") != fingerprint:
+            kept = resume and old.get("fingerprint") == fingerprint
+            if not kept:
                 if resume:
                     log.warning(
                         "%s: checkpoint is for another corpus, priors or options (or has no "
@@ -425,10 +457,37 @@ class _ChunkStore:
                         directory,
                     )
                 shutil.rmtree(directory)
+                old = {}
         directory.mkdir(parents=True, exist_ok=True)
         for stale in directory.glob(".*.tmp"):  # a writer killed mid-save
             stale.unlink(missing_ok=True)
-        write_json(manifest, {"fingerprint": fingerprint})
+        self.manifest: dict[str, Any] = {"fingerprint": fingerprint}
+        if isinstance(old.get("shared_priors"), str):
+            self.manifest["shared_priors"] = old["shared_priors"]
+        write_json(manifest, self.manifest)
+
+    @property
+    def priors_path(self) -> Path:
+        """The shared priors the chunks here were (or are to be) aligned with."""
+        return self.dir / "shared-priors.txt"
+
+    def kept_priors(self) -> Path | None:
+        """The shared priors kept here, if their checksum is the manifest's."""
+        want = self.manifest.get("shared_priors")
+        if want is None or not self.priors_path.exists():
+            return None
+        return self.priors_path if file_sha256(self.priors_path) == want else None
+
+    def set_priors(self, priors: PriorCounts) -> Path:
+        """Keep new shared priors: the chunks aligned with any others are removed first."""
+        self.manifest.pop("shared_priors", None)
+        write_json(self.dir / "manifest.json", self.manifest)
+        for old in self.dir.glob("chunk-*"):
+            old.unlink()
+        write_priors(self.priors_path, priors)
+        self.manifest["shared_priors"] = file_sha256(self.priors_path)
+        write_json(self.dir / "manifest.json", self.manifest)
+        return self.priors_path
 
     def path(self, k: int, direction: str) -> Path:
         return self.dir / f"chunk-{k:05d}.{direction}"
@@ -473,15 +532,101 @@ def _log_preempted(store: _ChunkStore, n_chunks: int, *, resumable: bool) -> Ite
 # ------------------------------------------------------------------------------ corpus
 
 
-def _chunks(corpus: PathLike, size: int) -> Iterator[list[tuple[str, list[str], list[str]]]]:
-    chunk: list[tuple[str, list[str], list[str]]] = []
-    for row in read_parallel(corpus):
-        chunk.append(row)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
+def _chunks(corpus: PathLike, size: int) -> Iterator[tuple[list[str], list[str]]]:
+    """The corpus in chunks of ``size`` pairs: (source lines, target lines), tokens joined
+    by spaces (a line of text holds a sentence in a few times less memory than its list of
+    token strings)."""
+    src: list[str] = []
+    tgt: list[str] = []
+    for _, s, t in read_parallel(corpus):
+        src.append(" ".join(s))
+        tgt.append(" ".join(t))
+        if len(src) == size:
+            yield src, tgt
+            src, tgt = [], []
+    if src:
+        yield src, tgt
+
+
+def _sample(corpus: PathLike, n_pairs: int, k: int, seed: int) -> tuple[list[str], list[str]]:
+    """``k`` pairs of the corpus drawn at random (seeded), in corpus order, as in
+    :func:`_chunks`; the corpus is streamed."""
+    chosen = sorted(random.Random(seed).sample(range(n_pairs), k))
+    src: list[str] = []
+    tgt: list[str] = []
+    at = 0
+    for index, (_, s, t) in enumerate(read_parallel(corpus)):
+        if at == len(chosen):
+            break
+        if index == chosen[at]:
+            src.append(" ".join(s))
+            tgt.append(" ".join(t))
+            at += 1
+    return src, tgt
+
+
+def _shared_priors(
+    corpus: PathLike,
+    n_pairs: int,
+    options: AlignOptions,
+    store: _ChunkStore,
+    work: Path,
+    *,
+    user_priors: PathLike | None,
+    threads: int,
+    shim: Path | None,
+) -> tuple[Path, dict[str, Any]]:
+    """The priors every chunk is aligned with: kept ones of an interrupted run, or learnt
+    on a sample (plus the user's ``user_priors``). Returns the file and its stats."""
+    k = min(options.shared_priors_sample, options.chunk_size, n_pairs)
+    kept = store.kept_priors()
+    if kept is not None:
+        log.info("%s: reusing the shared priors of the interrupted run", kept)
+        return kept, {"sample_pairs": k, "reused": True, "seconds": 0.0}
+    t0 = time.perf_counter()
+    base_seed = options.seed if options.seed is not None else 0
+    src, tgt = _sample(corpus, n_pairs, k, chunk_seed(base_seed, "priors"))
+    where = f"{corpus}: shared-priors sample ({k} of {n_pairs} pairs)"
+    sample_dir = work / "priors-sample"
+    sample_dir.mkdir()
+    try:
+        fwd, rev = _align_chunk(
+            src,
+            tgt,
+            options,
+            sample_dir,
+            priors=user_priors,
+            threads=threads,
+            where=where,
+            seed=None if options.seed is None else chunk_seed(options.seed, "priors"),
+            shim=shim,
+        )
+    finally:
+        shutil.rmtree(sample_dir, ignore_errors=True)
+    learnt = count_priors(
+        ((s.split(), t.split(), f, r) for s, t, f, r in zip(src, tgt, fwd, rev, strict=True)),
+        where=f"{where}: ",
+    )
+    del src, tgt, fwd, rev
+    n_learnt = len(learnt)
+    if user_priors is not None:
+        learnt.add(read_priors(user_priors))
+    path = store.set_priors(learnt)
+    seconds = time.perf_counter() - t0
+    log.info(
+        "%s: %d prior records learnt in %.1f s%s",
+        where,
+        n_learnt,
+        seconds,
+        f", added to the {user_priors} ones" if user_priors is not None else "",
+    )
+    return path, {
+        "sample_pairs": k,
+        "reused": False,
+        "seconds": seconds,
+        "learnt_records": n_learnt,
+        "records": len(learnt),
+    }
 
 
 def align_corpus(
@@ -511,11 +656,25 @@ def align_corpus(
     n_chunks = -(-n_pairs // options.chunk_size)
     fingerprint = _fingerprint(corpus, options, priors)
     align_seconds = 0.0
+    shared: dict[str, Any] | None = None
     with _private_tmpdir(tmpdir) as work:
         store_dir = Path(checkpoint_dir) if checkpoint_dir is not None else work / "chunks"
         store = _ChunkStore(store_dir, fingerprint, resume=checkpoint_dir is not None)
         resumed = 0
         shim = seed_shim(work) if options.seed is not None else None
+        chunk_priors: PathLike | None = priors
+        if options.shared_priors and n_chunks > 1:
+            with _log_preempted(store, n_chunks, resumable=checkpoint_dir is not None):
+                chunk_priors, shared = _shared_priors(
+                    corpus,
+                    n_pairs,
+                    options,
+                    store,
+                    work,
+                    user_priors=priors,
+                    threads=threads,
+                    shim=shim,
+                )
         bar = tqdm(
             total=n_pairs,
             desc=f"eflomal {Path(corpus).parent.name}",
@@ -525,24 +684,25 @@ def align_corpus(
             mininterval=1.0,
         )
         with bar, _log_preempted(store, n_chunks, resumable=checkpoint_dir is not None):
-            for k, chunk in enumerate(_chunks(corpus, options.chunk_size)):
-                if store.done(k, len(chunk)):
+            for k, (src_lines, tgt_lines) in enumerate(_chunks(corpus, options.chunk_size)):
+                size = len(src_lines)
+                if store.done(k, size):
                     resumed += 1
-                    bar.update(len(chunk))
+                    bar.update(size)
                     continue
                 if resumed and resumed == k:
                     log.info("%s: resuming at chunk %d of %d", store.dir, k + 1, n_chunks)
-                where = f"{corpus}: chunk {k + 1}/{n_chunks} ({len(chunk)} pairs)"
+                where = f"{corpus}: chunk {k + 1}/{n_chunks} ({size} pairs)"
                 chunk_dir = work / f"chunk-{k:05d}"
                 chunk_dir.mkdir()
                 t0 = time.perf_counter()
                 try:
                     fwd, rev = _align_chunk(
-                        [" ".join(s) for _, s, _ in chunk],
-                        [" ".join(t) for _, _, t in chunk],
+                        src_lines,
+                        tgt_lines,
                         options,
                         chunk_dir,
-                        priors=priors,
+                        priors=chunk_priors,
                         threads=threads,
                         where=where,
                         seed=None if options.seed is None else chunk_seed(options.seed, k),
@@ -557,7 +717,8 @@ def align_corpus(
                     shutil.rmtree(chunk_dir, ignore_errors=True)
                 align_seconds += time.perf_counter() - t0
                 log.info("%s aligned in %.1f s", where, time.perf_counter() - t0)
-                bar.update(len(chunk))
+                del src_lines, tgt_lines, fwd, rev
+                bar.update(size)
         if resumed:
             log.info("resumed: %d of %d chunks were already aligned", resumed, n_chunks)
         stats = _write_outputs(corpus, out, options, store, n_chunks)
@@ -569,6 +730,7 @@ def align_corpus(
             "corpus": str(corpus),
             "options": asdict(options),
             "priors": str(priors) if priors is not None else None,
+            "shared_priors": shared,
             "eflomal": eflomal_version(),
             "threads": threads,
             "chunks": n_chunks,

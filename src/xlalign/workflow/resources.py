@@ -225,6 +225,10 @@ PARALLEL_KEPT_BYTES = 4_500
 EFLOMAL_S_PER_PAIR_ITERATION = 40e-6
 #: Symmetrisation and the pairs table in Python: 1.7 s per 10,000 pairs measured.
 ALIGN_POST_S_PER_PAIR = 0.2e-3
+#: eflomal's time with a priors file over its time without (wordalign.shared_priors):
+#: 1.67x measured on 4 chunks of 7,786 Bible pairs (benchmarks/bench_wordalign.py --mode
+#: priors), with a margin.
+EFLOMAL_PRIORS_SLOWDOWN = 2.0
 #: Memory per MB of one chunk's corpus text (token lists, eflomal's ids and counts per
 #: sampler): 118 MB peak for the 2.6 MB en-de corpus.
 WORDALIGN_MB_PER_CHUNK_MB = 50
@@ -817,7 +821,14 @@ def _word_align(job: Job) -> Need:
         * int(wa["samplers"])
         / 3
     )
-    seconds = chunks * per_chunk + pairs * ALIGN_POST_S_PER_PAIR
+    seconds = chunks * per_chunk
+    shared = wa.get("shared_priors") or {}
+    if shared.get("enabled") and chunks > 1:  # the sample's run, then chunks with priors
+        sample = min(chunk, int(shared.get("sample_pairs", chunk)))
+        seconds = seconds * EFLOMAL_PRIORS_SLOWDOWN + per_chunk * sample / max(chunk, 1) * (
+            _eflomal_iterations(wa, sample) / _eflomal_iterations(wa, chunk)
+        )
+    seconds += pairs * ALIGN_POST_S_PER_PAIR
     mem = 1000 + WORDALIGN_MB_PER_CHUNK_MB * chunk_mb
     return Need(mem, seconds, 100 + WORDALIGN_DISK_PER_CORPUS_MB * corpus_mb)
 

@@ -13,15 +13,22 @@ line number off by one) from inside its aligner, after the corpus was prepared; 
 is not UTF-8 stops it with a ``UnicodeDecodeError``. :func:`check_priors` reads the file
 once, the same way, and refuses the first bad line with an :class:`InputError` naming the
 file and line, so that a bad ``--priors`` is refused before any work.
+
+:class:`PriorCounts` holds the five kinds of records in memory; :func:`read_priors` and
+:func:`write_priors` read and write them. xlalign writes the counts it computes
+(:mod:`xlalign.wordalign.priors`) exactly (integers as integers; ``eflomal-makepriors``
+prints them with ``%g``, six significant digits).
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
+from dataclasses import dataclass, field
 
 from xlalign.core.errors import InputError
 from xlalign.core.formats.text import iter_numbered_lines
-from xlalign.core.io import PathLike
+from xlalign.core.io import PathLike, atomic_open
 
 #: Record kind -> its number of fields (the kind included) and which of them are integers.
 KINDS: dict[str, tuple[int, tuple[int, ...]]] = {
@@ -88,3 +95,76 @@ def _check_record(path: PathLike, lineno: int, fields: list[str]) -> int:
     if kind in ("LEX", "FERF", "FERR") and not all(fields[1 : width - 1 - len(ints)]):
         raise InputError(f"{path}: line {lineno}: a {kind} prior with an empty word")
     return 1
+
+
+@dataclass
+class PriorCounts:
+    """The records of a priors file: pseudo-counts (alphas) keyed as eflomal keys them.
+
+    ``lex[(source_word, target_word)]``, ``hmmf[jump]``, ``hmmr[jump]``,
+    ``ferf[(source_word, fertility)]``, ``ferr[(target_word, fertility)]``.
+    """
+
+    lex: Counter[tuple[str, str]] = field(default_factory=Counter)
+    hmmf: Counter[int] = field(default_factory=Counter)
+    hmmr: Counter[int] = field(default_factory=Counter)
+    ferf: Counter[tuple[str, int]] = field(default_factory=Counter)
+    ferr: Counter[tuple[str, int]] = field(default_factory=Counter)
+
+    def add(self, other: PriorCounts) -> None:
+        """Add ``other``'s alphas to these, record by record (a record in both: the sum)."""
+        self.lex.update(other.lex)
+        self.hmmf.update(other.hmmf)
+        self.hmmr.update(other.hmmr)
+        self.ferf.update(other.ferf)
+        self.ferr.update(other.ferr)
+
+    def __len__(self) -> int:
+        return len(self.lex) + len(self.hmmf) + len(self.hmmr) + len(self.ferf) + len(self.ferr)
+
+
+def _alpha_text(alpha: float) -> str:
+    """An alpha as eflomal reads it back exactly: an integer as one, else Python's repr."""
+    if float(alpha).is_integer():
+        return str(int(alpha))
+    return repr(float(alpha))
+
+
+def read_priors(path: PathLike) -> PriorCounts:
+    """The records of a priors file, checked first (:func:`check_priors`). A record that
+    occurs twice counts with the sum of its alphas (eflomal itself sums repeated LEX / FERF
+    / FERR records and keeps the last of repeated HMMF / HMMR ones)."""
+    check_priors(path)
+    out = PriorCounts()
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            f = line.rstrip("\n").split("\t")
+            alpha = float(f[-1])
+            if f[0] == "LEX":
+                out.lex[(f[1], f[2])] += alpha
+            elif f[0] == "HMMF":
+                out.hmmf[int(f[1])] += alpha
+            elif f[0] == "HMMR":
+                out.hmmr[int(f[1])] += alpha
+            elif f[0] == "FERF":
+                out.ferf[(f[1], int(f[2]))] += alpha
+            else:
+                out.ferr[(f[1], int(f[2]))] += alpha
+    return out
+
+
+def write_priors(path: PathLike, priors: PriorCounts) -> int:
+    """Write ``priors`` (atomically), records sorted within each kind, in eflomal-makepriors'
+    order of kinds (LEX, FERF, FERR, HMMF, HMMR). Returns the number of records."""
+    n = 0
+    with atomic_open(path) as fh:
+        for (src, trg), alpha in sorted(priors.lex.items()):
+            fh.write(f"LEX\t{src}\t{trg}\t{_alpha_text(alpha)}\n")
+        for kind, table in (("FERF", priors.ferf), ("FERR", priors.ferr)):
+            for (word, fert), alpha in sorted(table.items()):
+                fh.write(f"{kind}\t{word}\t{fert}\t{_alpha_text(alpha)}\n")
+        for kind, jumps in (("HMMF", priors.hmmf), ("HMMR", priors.hmmr)):
+            for jump, alpha in sorted(jumps.items()):
+                fh.write(f"{kind}\t{jump}\t{_alpha_text(alpha)}\n")
+        n = len(priors)
+    return n
