@@ -150,3 +150,17 @@ def test_capped_bucc_mining() -> None:
     assert len(ref) > 1000
     np.testing.assert_array_equal(blocked.value[:, :2], ref[:, :2])
     np.testing.assert_allclose(blocked.value[:, 2], ref[:, 2], atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_normalize_divides_a_copy_in_place(dtype) -> None:
+    x = np.random.default_rng(0).standard_normal((50, 7)).astype(dtype)
+    x[3] = 0
+    before = x.copy()
+    x64 = np.asarray(x, dtype=np.float64)
+    norms = np.linalg.norm(x64, axis=1, keepdims=True)
+    want = x64 / np.where(norms > 0, norms, 1.0)  # as before: a second array
+    got = rt._normalize(x)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(x, before)  # the caller's array untouched
+    assert got.dtype == np.float64 and not np.shares_memory(got, x)
