@@ -251,6 +251,7 @@ def _test_task(
     *,
     iterations: int,
     seed: int,
+    budget_mb: float | None = None,
 ) -> tuple[str, int, float, float] | None:
     """(test, n, difference, p) of a fine-tuned task over ``languages`` pooled, or None
     when either model has no predictions there (or the task has no per-example test)."""
@@ -273,7 +274,11 @@ def _test_task(
                 rows_a.append(a.counts)
                 rows_b.append(b.counts)
         res = sig.permutation_test_span_f1(
-            np.concatenate(rows_a), np.concatenate(rows_b), iterations=iterations, seed=seed
+            np.concatenate(rows_a),
+            np.concatenate(rows_b),
+            iterations=iterations,
+            seed=seed,
+            budget_mb=budget_mb,
         )
         return res.test, res.n, res.difference, res.p_value
     metric = "f1" if info.family == "qa" else "accuracy"
@@ -300,6 +305,7 @@ def _test_retrieval(
     *,
     iterations: int,
     seed: int,
+    budget_mb: float | None = None,
 ) -> tuple[str, int, float, float] | None:
     """Paired bootstrap of accuracy@1 en→xx over the queries of ``languages`` pooled, each
     query's hit averaged over the model's checkpoints (pre-training seeds)."""
@@ -311,16 +317,28 @@ def _test_retrieval(
         x, y = ex.paired_means(a, b, "hits")
         xs.append(x)
         ys.append(y)
-    return _bootstrap(np.concatenate(xs), np.concatenate(ys), iterations=iterations, seed=seed)
+    return _bootstrap(
+        np.concatenate(xs),
+        np.concatenate(ys),
+        iterations=iterations,
+        seed=seed,
+        budget_mb=budget_mb,
+    )
 
 
 def _bootstrap(
-    a: np.ndarray, b: np.ndarray, *, iterations: int, seed: int
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    iterations: int,
+    seed: int,
+    budget_mb: float | None = None,
 ) -> tuple[str, int, float, float] | None:
-    """Paired bootstrap of hits (0/1 or means of them), the difference in points."""
+    """Paired bootstrap of hits (0/1 or means of them), the difference in points; the
+    resamples drawn in blocks of ``budget_mb`` (the same p-value for any budget)."""
     if a.size < 2:
         return None
-    res = sig.paired_bootstrap(a, b, iterations=iterations, seed=seed)
+    res = sig.paired_bootstrap(a, b, iterations=iterations, seed=seed, budget_mb=budget_mb)
     return res.test, res.n, 100.0 * res.difference, res.p_value
 
 
@@ -411,9 +429,11 @@ def zeroshot_statistics(
     seed: int = 0,
     alpha: float = 0.05,
     correction: str = "holm",
+    budget_mb: float | None = None,
 ) -> tuple[StatTable, StatTable]:
     """The Table 3 analogue with seeds aggregated and significance markers, and the table
-    of its tests (difference and corrected p per model, baseline and column)."""
+    of its tests (difference and corrected p per model, baseline and column).
+    ``budget_mb`` (``memory.block_mb``): the randomised tests' block memory."""
     models = group_models(encoders, pretrain_runs)
     examples = _Examples()
     names = [m.name for m in models]
@@ -445,7 +465,14 @@ def zeroshot_statistics(
             col,
             col_langs[col],
             lambda m, b, langs, task=task, by_model=by_model: _test_task(
-                task, by_model[m], by_model[b], langs, examples, iterations=iterations, seed=seed
+                task,
+                by_model[m],
+                by_model[b],
+                langs,
+                examples,
+                iterations=iterations,
+                seed=seed,
+                budget_mb=budget_mb,
             ),
         )
     for rset in retrieval_sets:
@@ -472,7 +499,13 @@ def zeroshot_statistics(
             col,
             col_langs[col],
             lambda m, b, langs, recs_of=recs_of: _test_retrieval(
-                recs_of[m], recs_of[b], langs, examples, iterations=iterations, seed=seed
+                recs_of[m],
+                recs_of[b],
+                langs,
+                examples,
+                iterations=iterations,
+                seed=seed,
+                budget_mb=budget_mb,
             ),
         )
     correct([c for c in comparisons if c.language == "all"], correction)
@@ -689,10 +722,12 @@ def bli_statistics(
     seed: int = 0,
     alpha: float = 0.05,
     correction: str = "holm",
+    budget_mb: float | None = None,
 ) -> StatTable:
     """The Table 1 analogue's tests: each space against ``baseline``, per direction (en→xx,
     xx→en), P@1 with ``retrieval``, a paired bootstrap over (seed, language, query) items
-    common to both spaces; per language too (the CSV)."""
+    common to both spaces; per language too (the CSV). ``budget_mb``: the bootstrap's
+    block memory."""
     hits: dict[str, dict[str, dict[tuple[int, str, str], float]]] = defaultdict(
         lambda: defaultdict(dict)
     )
@@ -727,6 +762,7 @@ def bli_statistics(
                         np.array([sb[k] for k in keys]),
                         iterations=iterations,
                         seed=seed,
+                        budget_mb=budget_mb,
                     )
                     if done:
                         comparisons.append(
@@ -859,8 +895,11 @@ def run_statistics(
     seed: int = 0,
     alpha: float = 0.05,
     correction: str = "holm",
+    budget_mb: float | None = None,
 ) -> dict[str, Any]:
-    """The statistics job: read the results, build the tables, write them."""
+    """The statistics job: read the results, build the tables, write them. ``budget_mb``
+    (``memory.block_mb``) bounds the randomised tests' resampling blocks; it changes no
+    number, so it is not among the settings written."""
     if correction not in CORRECTIONS:
         raise InputError(
             f"results.significance.correction: {correction!r}; expected one of "
@@ -872,7 +911,12 @@ def run_statistics(
         records = load_with_source(bli, "BLI")
         tables.append(
             bli_statistics(
-                records, spaces=spaces, baseline=bli_baseline, retrieval=bli_retrieval, **opts
+                records,
+                spaces=spaces,
+                baseline=bli_baseline,
+                retrieval=bli_retrieval,
+                budget_mb=budget_mb,
+                **opts,
             )
         )
     if runs or retrieval:
@@ -884,6 +928,7 @@ def run_statistics(
             pretrain_runs=pretrain_runs,
             tasks=tasks,
             retrieval_sets=retrieval_sets,
+            budget_mb=budget_mb,
             **opts,
         )
         tables += [t3, t3p, std_band_table(t3.cells, base_encoder)]

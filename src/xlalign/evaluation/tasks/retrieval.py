@@ -58,6 +58,7 @@ import numpy as np
 from xlalign.core import interrupt
 from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import local_model_dir
+from xlalign.core.memory import rows_per_block
 from xlalign.evaluation.tasks.data import RetrievalPair
 
 log = logging.getLogger(__name__)
@@ -449,14 +450,31 @@ def _forward_keys(model: Any) -> set[str]:
 
 
 def _normalize(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
+    """Rows scaled to unit length (zero rows kept), in a new float64 array: divided in
+    place, so that no second ``n x dim`` float64 copy is made (BUCC: 400k x 768 a side)."""
+    x = np.array(x, dtype=np.float64)
     norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.where(norms > 0, norms, 1.0)
+    x /= np.where(norms > 0, norms, 1.0)
+    return x
 
 
-def _nearest(queries: np.ndarray, index: np.ndarray, block: int = 4096) -> np.ndarray:
-    """For each (unit) query row, the index row of highest cosine (ties: the lowest)."""
+#: Bytes per query row of :func:`_nearest`'s block, per index row: its float64 cosines.
+NEAREST_BYTES_PER_CELL = 8
+#: Bytes per query row of :func:`_topk`'s block, per index row: the float64 cosines
+#: (negated in place) and the int64 order of ``argpartition``.
+TOPK_BYTES_PER_CELL = 16
+
+
+def _nearest(queries: np.ndarray, index: np.ndarray, budget_mb: float | None = None) -> np.ndarray:
+    """For each (unit) query row, the index row of highest cosine (ties: the lowest).
+
+    The queries go in blocks of rows whose ``rows x len(index)`` cosines fit
+    ``budget_mb`` (:func:`xlalign.core.memory.rows_per_block`): never the whole ``n x m``
+    matrix; the block changes the memory, not the answer."""
     best = np.empty(len(queries), dtype=np.int64)
+    block = rows_per_block(
+        NEAREST_BYTES_PER_CELL * max(len(index), 1), budget_mb, at_most=max(len(queries), 1)
+    )
     for s in range(0, len(queries), block):
         best[s : s + block] = np.argmax(queries[s : s + block] @ index.T, axis=1)
     return best
@@ -468,9 +486,12 @@ def retrieval_accuracy(
     *,
     src_texts: Sequence[str] | None = None,
     tgt_texts: Sequence[str] | None = None,
+    budget_mb: float | None = None,
 ) -> dict[str, Any]:
     """Accuracy@1 (0-100) by cosine similarity, in both directions; the gold of row ``i``
-    is row ``i`` of the other side.
+    is row ``i`` of the other side. The cosines are computed in blocks of query rows
+    within ``budget_mb`` (``memory.block_mb``; default
+    :data:`xlalign.core.memory.DEFAULT_BLOCK_MB`), never as one ``n x n`` matrix.
 
     "xx->en": each row of ``src`` (the non-English sentences) retrieves among all rows of
     ``tgt`` (English); "en->xx": each row of ``tgt`` among all of ``src``. Returns
@@ -489,7 +510,7 @@ def retrieval_accuracy(
     s, t = _normalize(src), _normalize(tgt)
     n = len(s)
     gold = np.arange(n)
-    pred = {"xx->en": _nearest(s, t), "en->xx": _nearest(t, s)}
+    pred = {"xx->en": _nearest(s, t, budget_mb), "en->xx": _nearest(t, s, budget_mb)}
     out: dict[str, Any] = {
         "accuracy": {d: 100.0 * float(np.mean(pred[d] == gold)) for d in DIRECTIONS},
         "n": n,
@@ -506,9 +527,12 @@ def retrieval_accuracy(
     return out
 
 
-def layer_sweep(src_states: np.ndarray, tgt_states: np.ndarray) -> dict[str, list[float]]:
+def layer_sweep(
+    src_states: np.ndarray, tgt_states: np.ndarray, *, budget_mb: float | None = None
+) -> dict[str, list[float]]:
     """Accuracy@1 per direction at every layer of ``[layers, n, hidden]`` pooled states
-    (from one :func:`pooled_hidden_states` pass per side): ``{direction: [acc per layer]}``."""
+    (from one :func:`pooled_hidden_states` pass per side): ``{direction: [acc per layer]}``.
+    One layer's cosines at a time, in blocks of ``budget_mb``."""
     if src_states.ndim != 3 or src_states.shape != tgt_states.shape:
         raise InputError(
             f"layer sweep: states {src_states.shape} and {tgt_states.shape} must be "
@@ -516,7 +540,9 @@ def layer_sweep(src_states: np.ndarray, tgt_states: np.ndarray) -> dict[str, lis
         )
     sweep: dict[str, list[float]] = {d: [] for d in DIRECTIONS}
     for layer in range(src_states.shape[0]):
-        acc = retrieval_accuracy(src_states[layer], tgt_states[layer])["accuracy"]
+        acc = retrieval_accuracy(src_states[layer], tgt_states[layer], budget_mb=budget_mb)[
+            "accuracy"
+        ]
         for d in DIRECTIONS:
             sweep[d].append(acc[d])
     return sweep
@@ -541,6 +567,7 @@ def evaluate_retrieval(
     device: Any = None,
     checkpoints: Mapping[str, BatchCheckpoint] | None = None,
     shared: SharedSides | None = None,
+    budget_mb: float | None = None,
 ) -> dict[str, Any]:
     """Retrieval of a set of sentence pairs at ``layer`` (a Hugging Face ``hidden_states``
     index) and at every layer, from one forward pass per batch and side.
@@ -556,7 +583,8 @@ def evaluate_retrieval(
     ``xtreme_direction``). ``checkpoints``: a :class:`BatchCheckpoint` per side
     (``"source"``, ``"target"``) to resume from and save to. ``shared``: the job's
     :class:`SharedSides` (a side encoded before for another pair set is not encoded again;
-    the results, counts included, are those of encoding it here).
+    the results, counts included, are those of encoding it here). ``budget_mb``
+    (``memory.block_mb``): the working memory of each block of cosines.
     """
     if not pairs:
         raise InputError("retrieval: no sentence pairs")
@@ -615,14 +643,18 @@ def evaluate_retrieval(
     kept_src = [src_texts[i] for i in keep]
     kept_tgt = [tgt_texts[i] for i in keep]
     at_layer = retrieval_accuracy(
-        src_states[layer], tgt_states[layer], src_texts=kept_src, tgt_texts=kept_tgt
+        src_states[layer],
+        tgt_states[layer],
+        src_texts=kept_src,
+        tgt_texts=kept_tgt,
+        budget_mb=budget_mb,
     )
     kept_ids = [ids[i] for i in keep]
     preds = {d: [kept_ids[j] for j in at_layer["predictions"][d]] for d in DIRECTIONS}
     return {
         "accuracy": at_layer["accuracy"],
         "accuracy_text": at_layer["accuracy_text"],
-        "sweep": layer_sweep(src_states, tgt_states),
+        "sweep": layer_sweep(src_states, tgt_states, budget_mb=budget_mb),
         "counts": counts,
         "predictions": {"ids": kept_ids, **preds},
         "layer": layer,
@@ -639,19 +671,30 @@ def evaluate_retrieval(
 # --------------------------------------------------------------------------- BUCC
 
 
-def _topk(queries: np.ndarray, index: np.ndarray, k: int, block: int = 1024):
-    """The ``k`` highest cosines of each query row and their index rows, best first."""
+def _topk(queries: np.ndarray, index: np.ndarray, k: int, budget_mb: float | None = None):
+    """The ``k`` highest cosines of each query row and their index rows, best first.
+
+    The queries go in blocks of rows whose cosines with every index row (and their
+    ``argpartition`` order, :data:`TOPK_BYTES_PER_CELL` bytes a cell) fit ``budget_mb``;
+    each block keeps only its rows' ``k`` best, so the working memory is one block plus
+    ``n x k``, never ``n x m`` (BUCC 2018: ~400k sentences a side)."""
     sims = np.empty((len(queries), k), dtype=np.float64)
     inds = np.empty((len(queries), k), dtype=np.int64)
+    block = rows_per_block(
+        TOPK_BYTES_PER_CELL * max(len(index), 1), budget_mb, at_most=max(len(queries), 1)
+    )
     for s in range(0, len(queries), block):
-        scores = queries[s : s + block] @ index.T
-        part = np.argpartition(-scores, k - 1, axis=1)[:, :k] if k < scores.shape[1] else None
-        if part is None:
-            part = np.tile(np.arange(scores.shape[1]), (len(scores), 1))
-        top = np.take_along_axis(scores, part, axis=1)
-        order = np.argsort(-top, axis=1, kind="stable")
+        neg = queries[s : s + block] @ index.T
+        np.negative(neg, out=neg)  # in place: -cosine, ascending = best first
+        if k < neg.shape[1]:
+            part = np.argpartition(neg, k - 1, axis=1)[:, :k]
+        else:
+            part = np.broadcast_to(np.arange(neg.shape[1]), neg.shape)
+        top = np.take_along_axis(neg, part, axis=1)
+        order = np.argsort(top, axis=1, kind="stable")
         inds[s : s + block] = np.take_along_axis(part, order, axis=1)
-        sims[s : s + block] = np.take_along_axis(top, order, axis=1)
+        sims[s : s + block] = -np.take_along_axis(top, order, axis=1)
+        del neg, part  # freed before the next block is allocated
     return sims, inds
 
 
@@ -661,6 +704,7 @@ def mine_candidates(
     *,
     k: int = 4,
     margin: str = "ratio",
+    budget_mb: float | None = None,
 ) -> list[tuple[int, int, float]]:
     """Candidate translation pairs ``(src row, tgt row, score)``, mined as XTREME's
     ``mine_bitext`` does with its defaults (LASER's margin-based mining, Artetxe & Schwenk
@@ -674,6 +718,10 @@ def mine_candidates(
     neighbours, and each target its best source; all proposals are sorted by score
     (stable, so ties keep the source proposals first) and accepted greedily when neither
     sentence is taken yet, and kept when their score is above 0.
+
+    The neighbours are found in blocks of rows within ``budget_mb`` (``memory.block_mb``,
+    :func:`_topk`): the memory is the two sides' vectors, ``n x k`` neighbours and one
+    block, never the ``n x m`` similarities.
     """
     if margin not in MARGINS:
         raise ConfigError(f"margin must be one of {', '.join(MARGINS)}, not {margin!r}")
@@ -682,8 +730,8 @@ def mine_candidates(
     x, y = _normalize(src), _normalize(tgt)
     if not len(x) or not len(y):
         return []
-    x2y_sim, x2y_ind = _topk(x, y, min(len(y), k))
-    y2x_sim, y2x_ind = _topk(y, x, min(len(x), k))
+    x2y_sim, x2y_ind = _topk(x, y, min(len(y), k), budget_mb)
+    y2x_sim, y2x_ind = _topk(y, x, min(len(x), k), budget_mb)
     x_mean, y_mean = x2y_sim.mean(axis=1), y2x_sim.mean(axis=1)
 
     def scored(sim: np.ndarray, own: np.ndarray, other: np.ndarray, ind: np.ndarray):
@@ -735,6 +783,7 @@ def bucc_candidates(
     *,
     k: int = 4,
     margin: str = "ratio",
+    budget_mb: float | None = None,
 ) -> dict[tuple[str, str], float]:
     """Scored candidate id pairs of one BUCC split, as XTREME builds them.
 
@@ -753,7 +802,7 @@ def bucc_candidates(
         raise InputError("BUCC: one vector per sentence expected on each side")
     src_u, src_rows = _unique_rows([t.strip() for t in src_texts])
     tgt_u, tgt_rows = _unique_rows([t.strip() for t in tgt_texts])
-    mined = mine_candidates(src[src_rows], tgt[tgt_rows], k=k, margin=margin)
+    mined = mine_candidates(src[src_rows], tgt[tgt_rows], k=k, margin=margin, budget_mb=budget_mb)
 
     def sent2id(texts: Sequence[str], ids: Sequence[str]) -> dict[str, str]:
         counts = Counter(t.strip() for t in texts)
@@ -823,7 +872,12 @@ def bucc_prf(
 
 
 def bucc_evaluate(
-    dev: Mapping[str, Any], test: Mapping[str, Any], *, k: int = 4, margin: str = "ratio"
+    dev: Mapping[str, Any],
+    test: Mapping[str, Any],
+    *,
+    k: int = 4,
+    margin: str = "ratio",
+    budget_mb: float | None = None,
 ) -> dict[str, Any]:
     """BUCC F1 (XTREME protocol): the threshold that maximises F1 on the ``dev`` split's
     gold (BUCC's "sample" set, XTREME's dev) is applied to the ``test`` split (BUCC's
@@ -834,7 +888,7 @@ def bucc_evaluate(
     of ids). XTREME's 2020 code pooled by mean over the mask at its layer 7 for BUCC (its
     ``--pool_type cls`` was not passed on until 2021; xtreme PR #104). Returns the test
     scores, the dev scores at the dev-optimal threshold (an oracle number) and the
-    candidate counts.
+    candidate counts. ``budget_mb``: the mining's block memory (:func:`mine_candidates`).
     """
 
     def cands(split: Mapping[str, Any]) -> dict[tuple[str, str], float]:
@@ -847,6 +901,7 @@ def bucc_evaluate(
             split["tgt_ids"],
             k=k,
             margin=margin,
+            budget_mb=budget_mb,
         )
 
     dev_gold = [tuple(p) for p in dev["gold"]]

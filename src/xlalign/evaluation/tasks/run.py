@@ -301,6 +301,7 @@ def run_retrieval(
     max_pairs: int | None = None,
     device: str | None = None,
     work_dir: PathLike | None = None,
+    budget_mb: float | None = None,
 ) -> dict[str, Any]:
     """Sentence retrieval of every language's pairs in ``sets`` (lang -> file) with
     ``encoder``, at ``layer`` (Hugging Face ``hidden_states`` index; None = XTREME's) and
@@ -319,6 +320,7 @@ def run_retrieval(
         max_length=max_length,
         device=device,
         work_dirs=None if work_dir is None else {name: work_dir},
+        budget_mb=budget_mb,
     )[name]
 
 
@@ -336,6 +338,7 @@ def run_retrieval_sets(
     work_dir: PathLike | None = None,
     work_dirs: Mapping[str, PathLike] | None = None,
     stats_path: PathLike | None = None,
+    budget_mb: float | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Sentence retrieval of several sets with one encoder, loaded once: each set's results
     (``set.stats_path``) and predictions folder, as :func:`run_retrieval` writes them for
@@ -353,7 +356,10 @@ def run_retrieval_sets(
     is, so a re-run of the same job (encoder, files, settings and device type alike) after
     a kill encodes nothing again for the sets done before (it writes their outputs from
     their progress: Snakemake removes a failed job's outputs), goes on within the set in
-    progress and writes what an uninterrupted run writes. The progress is then removed."""
+    progress and writes what an uninterrupted run writes. The progress is then removed.
+
+    ``budget_mb`` (``memory.block_mb``): the working memory of each block of cosines of
+    the retrieval and of BUCC's mining (it changes no number)."""
     names = [s.name for s in sets]
     if len(set(names)) != len(names) or not names:
         raise InputError(f"retrieval sets: expected distinct set names, got {names}")
@@ -421,7 +427,15 @@ def run_retrieval_sets(
     out: dict[str, dict[str, Any]] = {}
     for s in sets:
         out[s.name] = _retrieval_set(
-            s, read_pairs[s.name], works[s.name], loaded, encoding, shared, layer, encoder_name
+            s,
+            read_pairs[s.name],
+            works[s.name],
+            loaded,
+            encoding,
+            shared,
+            layer,
+            encoder_name,
+            budget_mb=budget_mb,
         )
         write_json(s.stats_path, out[s.name])
         log.info("%s: %s done (%s)", encoder_name, s.name, s.stats_path)
@@ -496,6 +510,8 @@ def _retrieval_set(
     shared: Any,
     layer: int | None,
     encoder_name: str,
+    *,
+    budget_mb: float | None = None,
 ) -> dict[str, Any]:
     """One set of :func:`run_retrieval_sets`: its languages evaluated (or read back from
     ``work``), its predictions folder written; returns its results."""
@@ -519,6 +535,7 @@ def _retrieval_set(
                     tokenizer,
                     **encoding,
                     checkpoint_dir=batches,
+                    budget_mb=budget_mb,
                 )
                 preds = None
                 res["data"] = {"dir": str(Path(path).parent), **_data_stats(path)}
@@ -533,6 +550,7 @@ def _retrieval_set(
                         for side in ("source", "target")
                     },
                     shared=shared,
+                    budget_mb=budget_mb,
                 )
                 preds = res.pop("predictions", None)
                 res["data"] = {"file": str(path), **_data_stats(path)}
@@ -615,6 +633,7 @@ def _bucc_language(
     *,
     layer: int,
     checkpoint_dir: Path | None = None,
+    budget_mb: float | None = None,
     **pool: Any,
 ) -> dict[str, Any]:
     """BUCC 2018 bitext mining of one language as XTREME scores it: the corpora of the
@@ -656,7 +675,7 @@ def _bucc_language(
             "tgt_ids": tgt_ids,
             "gold": corpus.gold or [],
         }
-    return bucc_evaluate(splits["dev"], splits["test"])
+    return bucc_evaluate(splits["dev"], splits["test"], budget_mb=budget_mb)
 
 
 def default_languages(task: str, configured: Sequence[str]) -> list[str]:
