@@ -1,68 +1,65 @@
-"""GPU rehearsal of the encoder-bound stages at 10x the embedded default's sizes (issue 28).
+"""Rehearsal of the encoder-bound stages on one CUDA device, at 10x the embedded default's
+sizes (issue 28): per stage tokens/s, examples/s, peak GPU memory and the model FLOPs
+utilisation (MFU) against the device's peak bf16 dense FLOP/s.
 
-One process, one device (CUDA when torch sees one, else the CPU), one encoder: a
-real-shaped XLM-R built offline with random weights (vocabulary 250,002; ``--arch small``
-e5-small-like 384 hidden x 12 layers, ``--arch base`` 768 x 12) or a real checkpoint
-(``--encoder DIR``, read offline). On a GPU every encoder computation runs under bf16
-autocast. Per stage it reports tokens/s, examples/s, the peak GPU memory
-(``torch.cuda.max_memory_allocated``, reset at the start of each stage) and the model FLOP
-utilisation (MFU): ``2 x non-embedding parameters`` FLOPs per real (non-padding) token
-forward, ``x 3`` when training, times tokens/s, over the device's peak dense bf16 FLOP/s
-(:data:`PEAK_TFLOPS`, looked up from ``torch.cuda.get_device_name``; ``--peak-tflops``
-overrides; on the CPU MFU is reported only with ``--peak-tflops``, else ``"n/a"``).
+Stages, each the library's own code on synthetic data (the device machine has no internet
+and no ``resources/``): the teacher's pass (:func:`xlalign.static.teacher.build_teacher_cache`),
+X2Static training from its cache (:func:`xlalign.static.x2static.train_x2static`), the
+aggregation baseline's own encoder pass (:func:`xlalign.static.aggregation.aggregate_vectors`),
+continued pre-training steps, MLM (:func:`xlalign.pretrain.trainer.train`), POS fine-tuning
+steps (:func:`xlalign.evaluation.tasks.finetune.finetune`) and sentence retrieval
+(:func:`xlalign.evaluation.tasks.retrieval.evaluate_retrieval`).
 
-Stages (sizes: ``--scale`` (10) times the embedded default's work, config/config.yaml;
-each stage stops after ``--budget`` seconds of measurement, so that the whole script fits
-8 minutes on one H100/H200):
+Sizes (GPU): the embedded default's (config/config.yaml) times 10 -- corpus 45,000 sentences
+(max_sentences 4,500), X2Static 10 epochs, 400 pre-training steps (40), 5,120 fine-tuning
+examples (512), 6,000 retrieval pairs (4 Bible languages x 150) -- and the paper's step
+shapes (MLM 64 sequences of 128 tokens, fine-tuning batches of 32). Stages that loop
+(X2Static, pre-training, fine-tuning) stop at their step count or their time budget,
+whichever comes first, and report what they measured: ``--stage-seconds`` (60), or less
+when what is left of ``--total-seconds`` (420, from the start of the setup) shared among the
+looping stages still to run is less; the one-pass stages (teacher, aggregation, retrieval)
+are sized so that the whole script stays under 8 minutes on an H100.
 
-* ``teacher`` (xlalign.static.teacher, the context-vector pass): the model computation it
-  performs, timed directly -- the encoder truncated at ``extract.layer`` (6), forward with
-  ``output_hidden_states`` under inference mode, over length-sorted batches of at most
-  ``--batch-tokens`` padded tokens; 24,000 sentences x scale.
-* ``x2static`` (xlalign.static.x2static): :func:`train_x2static` itself, from an in-memory
-  context source (random context vectors of the encoder's width, Zipf word ids over a
-  20,000 x scale word vocabulary, capped at 200,000); rates are occurrences/s (tokens) and
-  sentences/s; the FLOPs of its loss (``6 (1 + negatives) d`` a kept occurrence).
-* ``aggregation`` (xlalign.static.aggregation, ``aggregate_vectors``' own encoder pass, the
-  workflow's fallback when the teacher's sums are missing): the same truncated forward over
-  the sentences holding a sampled occurrence (83 % of the teacher's at K=3).
-* ``pretrain`` (xlalign.pretrain): forward + backward + AdamW steps of the MLM objective
-  (15 % masked, logits at the masked positions only, as the library's loop), 40 x scale
-  steps of ``--mlm-batch`` (64, the paper's) sequences of 64 tokens.
-* ``finetune`` (xlalign.evaluation.tasks.finetune): forward + backward + clip + AdamW
-  steps of a token-classification head (17 labels), 16 x scale steps of 32 sentences
-  padded to their longest (at most 128).
-* ``retrieval`` (xlalign.evaluation.tasks.retrieval, ``pooled_hidden_states``): the full
-  encoder's forward with ``output_hidden_states`` in batches of 32, mean pooling of every
-  layer, then the nearest-neighbour search of the last layer; 150 x scale pairs x 4
-  languages, both sides.
+Timing: synchronised around each stage; the teacher's and the aggregation's rates leave out
+their encoder loading (timed just before, from the same warm page cache); pre-training
+counts its median step after a warm-up step (the last step also holds the run's end),
+fine-tuning its steps after two warm-up steps. Peak GPU memory
+(``torch.cuda.max_memory_allocated``, reset per stage) includes the weights.
+Precision on CUDA: the library's own bf16 where it has one (the teacher and aggregation
+load bf16 weights; pre-training and fine-tuning train in bf16), bf16 autocast around the
+retrieval pass; X2Static trains in fp32 as the library does.
 
-Each stage's first units (two batches or steps; one for retrieval) are warm-up, not
-timed. ``--total-budget`` (420 s) lowers the later stages' budgets when the earlier ones
-ran long. A stage that fails (e.g. out of memory) is reported as failed, the others still
-run, and the exit status is 1.
+The workloads of benchmarks/encoder_pass.py, pretrain_speed.py and finetune_speed.py read
+the embedded run's outputs (``results/``, ``resources/``), which the device machine lacks;
+here every input is synthetic (Zipf-distributed pseudo-words), built in a few seconds.
 
-Without CUDA (or with ``--cpu-smoke``) a tiny model and tiny sizes run the same code: the
-smoke mode the tests use. ``--device cpu`` runs the full shapes on the CPU instead (slow;
-with a small ``--budget``, a check that the GPU run's code paths work).
+The encoder: ``--encoder DIR`` (a real checkpoint), else one built offline with random
+weights: ``--arch xlmr-base`` (XLM-R base's shape: 12 layers, 768 wide, 3,072 feed-forward,
+250,002-piece vocabulary, as a BERT of that shape -- same FLOPs) or ``e5-small``
+(multilingual-e5-small's: 12 x 384, 1,536, 250,002), with a WordPiece tokenizer of the same
+vocabulary over synthetic words.
 
-Measured 2026-11-28 on the 2-core shared CPU (no GPU here), ``--device cpu --budget 4
---batch-tokens 2048 --mlm-batch 4``: every stage ran at the real shapes (random 384 x 12,
-vocabulary 250,002; X2Static vocabulary 200,000), 2 min 19 s, 5.2 GB peak RSS.
+MFU: estimated FLOPs per token = 2 x the parameters the stage runs, without the embeddings
+(forward), x3 when training (forward and backward), times tokens/s, over the device's peak
+(:data:`PEAK_TFLOPS`, matched against ``torch.cuda.get_device_name``; ``--peak-tflops``
+overrides). X2Static's FLOPs: 2 x (1 + negatives) x dim per occurrence, x3.
 
-    .venv/bin/python benchmarks/gpu_rehearsal.py [--arch base] [--encoder DIR]
-        [--scale 10] [--budget 40] [--total-budget 420] [--peak-tflops 989]
-        [--stages teacher pretrain ...] [--cpu-smoke | --device cpu]
-        [--out benchmarks/out/gpu_rehearsal.json]
+Without CUDA (or with ``--cpu-smoke``) everything runs at tiny sizes on the CPU, fp32, so
+that the script itself is tested (tests/benchmarks/test_gpu_rehearsal.py).
+
+    benchmarks/gpu_rehearsal.sh [--out FILE] [--encoder DIR] [--peak-tflops N] [...]
+    .venv/bin/python benchmarks/gpu_rehearsal.py --cpu-smoke --peak-tflops 1 --out r.json
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import math
-import platform
+import os
+import shutil
 import sys
 import tempfile
 import time
@@ -70,569 +67,667 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import torch
-
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+if str(ROOT / "src") not in sys.path:
+    sys.path.insert(0, str(ROOT / "src"))
 
-#: Peak dense bf16 FLOP/s (TFLOP/s, no sparsity) by device name substring, first match wins
-#: (A100 before A10, H100 PCIe before H100 SXM). V100 has no bf16: its fp16 tensor-core peak.
-PEAK_TFLOPS: list[tuple[str, float]] = [
-    ("H200", 989.0),
-    ("H100 PCIe", 756.0),
-    ("H100", 989.0),
-    ("A100", 312.0),
-    ("L40S", 362.0),
-    ("A10", 125.0),
-    ("V100", 125.0),
-    ("4090", 165.0),
-]
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
-#: The embedded default's work per stage (config/config.yaml), multiplied by --scale.
-EMBEDDED = {
-    "teacher_sentences": 24_000,  # corpus.max_sentences of en/de
-    "x2static_vocab": 20_000,
-    "aggregation_fraction": 0.83,  # K=3 samples ~83 % of the sentences (config comment)
-    "pretrain_steps": 40,
-    "finetune_steps": 16,
-    "retrieval_pairs": 150 * 4,  # 150 held-out verses x 4 languages
+#: Peak dense bf16 tensor FLOP/s (fp16 for V100), in TFLOP/s, by a substring of the device
+#: name; the longest matching key wins ("A100" before "A10", "H100 PCIe" before "H100").
+PEAK_TFLOPS: dict[str, float] = {
+    "H200": 989.0,
+    "H100 NVL": 835.0,
+    "H100 PCIe": 756.0,
+    "H100": 989.0,  # SXM
+    "GH200": 989.0,
+    "A100": 312.0,
+    "A800": 312.0,
+    "L40S": 362.0,
+    "L40": 181.0,
+    "L4": 121.0,
+    "A10G": 70.0,
+    "A10": 125.0,
+    "A30": 165.0,
+    "A6000": 155.0,
+    "V100": 125.0,  # fp16 (no bf16)
+    "RTX 4090": 165.0,
+    "RTX 3090": 71.0,
+    "T4": 65.0,  # fp16
 }
+
 STAGES = ("teacher", "x2static", "aggregation", "pretrain", "finetune", "retrieval")
-ARCHS = {
-    "small": {"hidden_size": 384, "num_hidden_layers": 12, "num_attention_heads": 12},
-    "base": {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12},
-    "tiny": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2},
+#: The stages that stop at a time budget (the others are sized).
+LOOPING = ("x2static", "pretrain", "finetune")
+
+#: Encoder shapes built offline (hidden, layers, heads, intermediate, vocabulary).
+ARCHS: dict[str, dict[str, int]] = {
+    "xlmr-base": {"hidden": 768, "layers": 12, "heads": 12, "intermediate": 3072},
+    "e5-small": {"hidden": 384, "layers": 12, "heads": 12, "intermediate": 1536},
+    "tiny": {"hidden": 64, "layers": 2, "heads": 2, "intermediate": 128},
 }
+
+
+@dataclasses.dataclass
+class Sizes:
+    """The work of each stage (GPU: 10x the embedded default's; smoke: tiny)."""
+
+    sentences: int = 45_000  # corpus.max_sentences 4,500 x 10
+    vocab: int = 250_002  # tokenizer pieces (XLM-R's)
+    layer: int = 6  # extract.layer
+    batch_tokens: int = 8192
+    x2s_epochs: int = 10  # extract.epochs (the corpus is the 10x)
+    max_contexts: int = 3  # extract.aggregation.max_contexts
+    pretrain_steps: int = 400  # pretrain.steps 40 x 10
+    pretrain_batch: int = 64  # the paper's MLM batch
+    pretrain_length: int = 128
+    finetune_examples: int = 5120  # pos-gold max_train_examples 512 x 10
+    finetune_batch: int = 32
+    finetune_length: int = 128
+    retrieval_pairs: int = 6000  # 4 Bible languages x 150 pairs x 10
+    retrieval_batch: int = 64
+    stage_seconds: float = 60.0  # the looping stages stop here at the latest
+
+    @classmethod
+    def smoke(cls) -> Sizes:
+        return cls(
+            sentences=300, vocab=3000, layer=2, batch_tokens=2048, x2s_epochs=1,
+            pretrain_steps=4, pretrain_batch=4, pretrain_length=32, finetune_examples=64,
+            finetune_batch=16, finetune_length=48, retrieval_pairs=64, retrieval_batch=32,
+            stage_seconds=10.0,
+        )  # fmt: skip
+
+
+class BudgetExceeded(Exception):
+    """Raised from a step callback when a stage's time budget is spent."""
+
+
+# --------------------------------------------------------------------------- device and MFU
 
 
 def peak_tflops(device: torch.device, override: float | None) -> tuple[float | None, str]:
-    """The device's peak bf16 TFLOP/s and where it came from."""
-    if override:
-        return float(override), "--peak-tflops"
-    if device.type != "cuda":
-        return None, "none (CPU: give --peak-tflops)"
-    name = torch.cuda.get_device_name(device)
-    value = peak_for_name(name)
-    if value is None:
-        return None, f"unknown device {name!r} (give --peak-tflops)"
-    return value, f"table ({name})"
+    """(peak dense bf16 TFLOP/s, device name): ``override`` if given, else the table's
+    entry for the CUDA device's name (None when unknown or on the CPU)."""
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    if override is not None:
+        return float(override), name
+    return peak_for_name(name), name
 
 
 def peak_for_name(name: str) -> float | None:
-    """The table's peak TFLOP/s for a CUDA device name, or None when it is not listed."""
-    for key, value in PEAK_TFLOPS:
+    """:data:`PEAK_TFLOPS`' entry for a device name (the longest key found in it)."""
+    for key in sorted(PEAK_TFLOPS, key=len, reverse=True):
         if key.lower() in name.lower():
-            return value
+            return PEAK_TFLOPS[key]
     return None
 
 
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
+def body_params(model: Any) -> int:
+    """Parameters of ``model`` outside its embedding tables (an MLM decoder tied to the
+    input embeddings counts once, as an embedding)."""
+    seen: set[int] = set()
+    emb = 0
+    for m in model.modules():
+        if isinstance(m, torch.nn.Embedding):
+            seen.add(id(m.weight))
+            emb += m.weight.numel()
+    total = 0
+    for p in model.parameters():  # parameters() yields a tied tensor once
+        if id(p) not in seen:
+            total += p.numel()
+    return total
+
+
+def mfu(flops_per_token: float, tokens_per_s: float, peak: float | None) -> float | None:
+    """Achieved FLOP/s over ``peak`` TFLOP/s (None without a peak)."""
+    if not peak:
+        return None
+    return flops_per_token * tokens_per_s / (peak * 1e12)
+
+
+@contextlib.contextmanager
+def measured(
+    device: torch.device, out: dict[str, Any], *, autocast: bool = False
+) -> Iterator[None]:
+    """Time the block (synchronised) and record the peak GPU memory it allocated; with
+    ``autocast``, run it under bf16 autocast on CUDA (for code that sets no precision of
+    its own: the teacher and aggregation load bf16 weights on CUDA, pre-training and
+    fine-tuning train in bf16 there, each by the library's own setting)."""
+    cuda = device.type == "cuda"
+    if cuda:
         torch.cuda.synchronize(device)
-
-
-def autocast(device: torch.device, enabled: bool) -> contextlib.AbstractContextManager[Any]:
-    if not enabled:
-        return contextlib.nullcontext()
-    return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
-
-
-def non_embedding_params(module: torch.nn.Module) -> int:
-    """Parameters outside the embeddings (and the tied MLM decoder)."""
-    return sum(
-        p.numel()
-        for name, p in module.named_parameters()
-        if "embeddings" not in name and "lm_head.decoder" not in name
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats(device)
+    auto = (
+        torch.autocast("cuda", dtype=torch.bfloat16)
+        if cuda and autocast
+        else contextlib.nullcontext()
     )
-
-
-def sentence_lengths(n: int, rng: np.random.Generator, *, mean: float, cap: int) -> np.ndarray:
-    """Subword lengths (special tokens included) of ``n`` synthetic sentences."""
-    raw = rng.lognormal(mean=math.log(mean), sigma=0.5, size=n)
-    return np.clip(np.rint(raw), 4, cap).astype(np.int64)
-
-
-def token_batches(lengths: np.ndarray, batch_tokens: int) -> list[np.ndarray]:
-    """Length-sorted batches of at most ``batch_tokens`` padded tokens (the teacher's)."""
-    order = np.argsort(-lengths, kind="stable")
-    batches: list[np.ndarray] = []
-    cur: list[int] = []
-    for i in order:
-        longest = int(lengths[cur[0]]) if cur else int(lengths[i])
-        if cur and longest * (len(cur) + 1) > batch_tokens:
-            batches.append(lengths[cur])
-            cur = []
-        cur.append(int(i))
-    if cur:
-        batches.append(lengths[cur])
-    return batches
-
-
-def make_inputs(
-    lengths: np.ndarray, vocab: int, device: torch.device, gen: torch.Generator
-) -> dict[str, torch.Tensor]:
-    """Random ids padded to the longest, with the attention mask."""
-    width = int(lengths.max())
-    ids = torch.randint(5, vocab, (len(lengths), width), generator=gen)
-    mask = (torch.arange(width)[None, :] < torch.as_tensor(lengths)[:, None]).long()
-    ids = ids * mask + 1 * (1 - mask)  # pad id 1
-    return {"input_ids": ids.to(device), "attention_mask": mask.to(device)}
-
-
-class Meter:
-    """Times a stage's units of work until they run out or the budget is spent."""
-
-    def __init__(self, device: torch.device, budget: float, warmup: int) -> None:
-        self.device, self.budget, self.warmup = device, budget, warmup
-        self.tokens = self.examples = self.units = 0
-        self.seconds = 0.0
-
-    def run(self, units: Iterator[Callable[[], tuple[int, int]]]) -> None:
-        """Each unit returns (tokens, examples); the first ``warmup`` are not counted."""
-        start = None
-        for k, unit in enumerate(units):
-            if k == self.warmup:
-                sync(self.device)
-                start = time.perf_counter()
-            tokens, examples = unit()
-            if start is not None:
-                self.tokens += tokens
-                self.examples += examples
-                self.units += 1
-                sync(self.device)
-                self.seconds = time.perf_counter() - start
-                if self.seconds >= self.budget:
-                    break
-
-
-class Rehearsal:
-    """Shared settings: device, model shape, sizes, budget."""
-
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.args = args
-        auto = "cuda" if torch.cuda.is_available() and not args.cpu_smoke else "cpu"
-        self.device = torch.device(args.device or auto)
-        self.bf16 = self.device.type == "cuda" and not args.no_bf16
-        self.smoke = args.cpu_smoke
-        self.scale = args.scale
-        self.rng = np.random.default_rng(1)
-        self.gen = torch.Generator().manual_seed(1)
-        if args.encoder:
-            from transformers import AutoConfig
-
-            self.config = AutoConfig.from_pretrained(args.encoder, local_files_only=True)
-        else:
-            from transformers import XLMRobertaConfig
-
-            shape = ARCHS["tiny" if self.smoke else args.arch]
-            self.config = XLMRobertaConfig(
-                vocab_size=1000 if self.smoke else 250_002,
-                intermediate_size=4 * shape["hidden_size"],
-                max_position_embeddings=514,
-                type_vocab_size=1,
-                pad_token_id=1,
-                bos_token_id=0,
-                eos_token_id=2,
-                **shape,
-            )
-        self.config.num_labels = 17
-
-    def model(self, kind: str, layers: int | None = None) -> torch.nn.Module:
-        """A model of the encoder's shape (random weights unless --encoder), on the device."""
-        import copy
-
-        from transformers import (
-            AutoModel,
-            AutoModelForMaskedLM,
-            AutoModelForTokenClassification,
-        )
-
-        cls = {
-            "base": AutoModel,
-            "mlm": AutoModelForMaskedLM,
-            "tagging": AutoModelForTokenClassification,
-        }[kind]
-        config = copy.deepcopy(self.config)
-        if layers is not None:
-            config.num_hidden_layers = min(layers, config.num_hidden_layers)
-        torch.manual_seed(1)
-        if self.args.encoder:
-            model = cls.from_pretrained(self.args.encoder, config=config, local_files_only=True)
-        else:
-            model = cls.from_config(config)
-        return model.to(self.device)
-
-    def n(self, key: str, smoke: int) -> int:
-        return smoke if self.smoke else int(EMBEDDED[key] * self.scale)
-
-    # ------------------------------------------------------------------ stages
-
-    def forward_pass(self, layers: int | None, sentences: int, batch_tokens: int) -> dict:
-        model = self.model("base", layers).eval()
-        lengths = sentence_lengths(sentences, self.rng, mean=32, cap=200)
-        batches = token_batches(lengths, batch_tokens)
-        meter = Meter(self.device, self.args.budget, warmup=2)
-
-        def units() -> Iterator[Callable[[], tuple[int, int]]]:
-            for lens in batches:
-
-                def unit(lens: np.ndarray = lens) -> tuple[int, int]:
-                    inputs = make_inputs(lens, self.config.vocab_size, self.device, self.gen)
-                    with torch.inference_mode(), autocast(self.device, self.bf16):
-                        out = model(**inputs, output_hidden_states=True)
-                        out.hidden_states[-1].float().sum().item()
-                    return int(lens.sum()), len(lens)
-
-                yield unit
-
-        meter.run(units())
-        return self.result(meter, non_embedding_params(model), 2.0, len(batches))
-
-    @property
-    def layers(self) -> int:
-        return min(self.args.layer, int(self.config.num_hidden_layers))
-
-    def teacher(self) -> dict:
-        r = self.forward_pass(
-            self.args.layer, self.n("teacher_sentences", 600), self.args.batch_tokens
-        )
-        r["what"] = (
-            f"timed model computation: layers 1-{self.layers} forward, "
-            "output_hidden_states, length-sorted token batches"
-        )
-        return r
-
-    def aggregation(self) -> dict:
-        n = self.n("teacher_sentences", 600)
-        r = self.forward_pass(
-            self.args.layer, int(n * EMBEDDED["aggregation_fraction"]), self.args.batch_tokens
-        )
-        r["what"] = (
-            f"timed model computation: aggregate_vectors' own pass (layers 1-{self.layers}, "
-            "sampled sentences)"
-        )
-        return r
-
-    def retrieval(self) -> dict:
-        model = self.model("base").eval()
-        pairs = self.n("retrieval_pairs", 64)
-        sides = [sentence_lengths(pairs, self.rng, mean=40, cap=512) for _ in range(2)]
-        meter = Meter(self.device, self.args.budget, warmup=1)
-        pooled: list[list[torch.Tensor]] = [[], []]
-        bs = 32
-
-        def units() -> Iterator[Callable[[], tuple[int, int]]]:
-            for side, lengths in enumerate(sides):
-                for a in range(0, len(lengths), bs):
-
-                    def unit(lens: np.ndarray = lengths[a : a + bs], side: int = side):
-                        inputs = make_inputs(lens, self.config.vocab_size, self.device, self.gen)
-                        with torch.inference_mode(), autocast(self.device, self.bf16):
-                            out = model(**inputs, output_hidden_states=True)
-                            m = inputs["attention_mask"].unsqueeze(-1).float()
-                            states = torch.stack([h.float() for h in out.hidden_states])
-                            vecs = (states * m).sum(2) / m.sum(1)
-                            pooled[side].append(vecs[-1].cpu())
-                        return int(lens.sum()), len(lens)
-
-                    yield unit
-
-        meter.run(units())
-        # the search, on what was encoded (both sides the same number of rows)
-        k = min(sum(len(t) for t in pooled[0]), sum(len(t) for t in pooled[1]))
-        if k:
-            q = torch.nn.functional.normalize(torch.cat(pooled[0])[:k], dim=1)
-            idx = torch.nn.functional.normalize(torch.cat(pooled[1])[:k], dim=1)
-            (q @ idx.T).argmax(1)
-        r = self.result(meter, non_embedding_params(model), 2.0, 2 * math.ceil(pairs / bs))
-        r["what"] = (
-            "timed model computation: full forward, output_hidden_states, mean pooling of "
-            "every layer (pooled_hidden_states), batches of 32"
-        )
-        return r
-
-    def train_steps(self, kind: str, steps: int, batch: int, max_len: int) -> dict:
-        model = self.model(kind).train()
-        fused = self.device.type == "cuda"
-        opt = torch.optim.AdamW(model.parameters(), lr=2e-5, eps=1e-8, fused=fused)
-        meter = Meter(self.device, self.args.budget, warmup=2)
-        vocab = self.config.vocab_size
-
-        def step() -> tuple[int, int]:
-            if kind == "mlm":
-                lens = np.full(batch, max_len, dtype=np.int64)  # packed sequences
-            else:
-                lens = sentence_lengths(batch, self.rng, mean=28, cap=max_len)
-            inputs = make_inputs(lens, vocab, self.device, self.gen)
-            mask = inputs["attention_mask"].bool()
-            with autocast(self.device, self.bf16):
-                if kind == "mlm":
-                    picked = (torch.rand(mask.shape, generator=self.gen) < 0.15).to(self.device)
-                    picked &= mask
-                    labels = inputs["input_ids"][picked]
-                    hidden = model.base_model(**inputs).last_hidden_state
-                    head = getattr(model, "lm_head", None) or model.cls  # RoBERTa / BERT
-                    logits = head(hidden[picked])  # masked positions only
-                    loss = torch.nn.functional.cross_entropy(logits.float(), labels)
-                else:
-                    labels = torch.randint(0, 17, mask.shape, generator=self.gen).to(self.device)
-                    labels[~mask] = -100
-                    loss = model(**inputs, labels=labels).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            return int(lens.sum()), batch
-
-        meter.run(step for _ in range(steps + 2))
-        params = non_embedding_params(model.base_model)
-        return self.result(meter, params, 6.0, steps)
-
-    def pretrain(self) -> dict:
-        batch = 4 if self.smoke else self.args.mlm_batch
-        r = self.train_steps("mlm", self.n("pretrain_steps", 6), batch, 64)
-        r["what"] = (
-            f"timed model computation: MLM forward+backward+AdamW, {batch} x 64-token "
-            "sequences, logits at masked positions only"
-        )
-        return r
-
-    def finetune(self) -> dict:
-        batch = 8 if self.smoke else 32
-        r = self.train_steps("tagging", self.n("finetune_steps", 6), batch, 128)
-        r["what"] = (
-            f"timed model computation: token classification forward+backward+clip+AdamW, "
-            f"{batch} sentences padded to their longest"
-        )
-        return r
-
-    def x2static(self) -> dict:
-        from xlalign.corpus.vocab import Vocab
-        from xlalign.static.x2static import X2StaticArgs, train_x2static
-
-        dim = int(self.config.hidden_size)
-        n_words = 500 if self.smoke else min(200_000, int(EMBEDDED["x2static_vocab"] * self.scale))
-        n_sent = self.n("teacher_sentences", 600)
-        per_sentence = 20
-        counts = np.maximum(1, (1e6 / np.arange(1, n_words + 1)).astype(np.int64))
-        vocab = Vocab(words=[f"w{i}" for i in range(n_words)], counts=counts, lowercase=False)
-        source = _ContextSource(dim, n_sent, per_sentence, counts, self.args.budget, self.rng)
-        xargs = X2StaticArgs(
-            epochs=1,
-            batch_sentences=128,
-            negatives=10,
-            subsample_t=1e-4,
-            lr=1e-2,
-            seed=1,
-            checkpoint_every_batches=0,
-            checkpoint_minutes=None,
-            device=self.device.type,
-        )
-        with tempfile.TemporaryDirectory() as tmp:
-            res = train_x2static(source, vocab, xargs, output_dir=tmp, progress=False)
-        kept = float(res.stats["kept_fraction"])
-        # stopped by the budget: up to the end of the last step served; else the whole call
-        seconds = source.seconds if source.stopped else float(res.stats["seconds_this_call"])
-        meter = Meter(self.device, self.args.budget, warmup=0)
-        meter.tokens, meter.examples, meter.seconds = source.occurrences, source.sentences, seconds
-        meter.units = source.batches
-        # FLOPs of the loss per occurrence: (1 + K) dot products of d, forward and backward
-        r = self.result(meter, None, 6.0 * (1 + xargs.negatives) * dim * kept, None)
-        r["what"] = (
-            "train_x2static itself (library), in-memory random contexts; tokens = occurrences"
-        )
-        r["kept_fraction"] = kept
-        r["stopped_by_budget"] = source.stopped
-        return r
-
-    def result(
-        self, meter: Meter, params: int | None, flops_factor: float, planned: int | None
-    ) -> dict:
-        secs = max(meter.seconds, 1e-9)
-        tok_s, ex_s = meter.tokens / secs, meter.examples / secs
-        flops_per_token = flops_factor * params if params is not None else flops_factor
-        peak, _ = peak_tflops(self.device, self.args.peak_tflops)
-        mfu: float | str = "n/a"
-        if peak:
-            mfu = flops_per_token * tok_s / (peak * 1e12)
-        peak_mem: float | str = "n/a"
-        if self.device.type == "cuda":
-            peak_mem = torch.cuda.max_memory_allocated(self.device) / 2**30
-        return {
-            "tokens_per_s": tok_s,
-            "examples_per_s": ex_s,
-            "peak_mem_gib": peak_mem,
-            "mfu": mfu,
-            "flops_per_token": flops_per_token,
-            "non_embedding_params": params,
-            "seconds": meter.seconds,
-            "tokens": meter.tokens,
-            "examples": meter.examples,
-            "units_timed": meter.units,
-            "units_planned": planned,
-            "stopped_by_budget": meter.seconds >= self.args.budget,
-        }
-
-
-class _ContextSource:
-    """Random contexts for train_x2static, served until the time budget is spent (then empty
-    batches, which the trainer skips at once); counts what it served and when."""
-
-    def __init__(
-        self,
-        dim: int,
-        n_sentences: int,
-        per_sentence: int,
-        counts: np.ndarray,
-        budget: float,
-        rng: np.random.Generator,
-    ) -> None:
-        self._dim, self._n = dim, n_sentences
-        self.per_sentence, self.budget = per_sentence, budget
-        p = counts / counts.sum()
-        self.ids = rng.choice(len(counts), size=1 << 16, p=p).astype(np.int64)
-        self.pool = (rng.standard_normal((1 << 14, dim)) / math.sqrt(dim)).astype(np.float32)
-        self.start: float | None = None
-        self.last = 0.0
-        self.stopped = False
-        self.occurrences = self.sentences = self.batches = 0
-        self.off = 0
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def n_sentences(self) -> int:
-        return self._n
-
-    @property
-    def seconds(self) -> float:
-        return self.last - self.start if self.start is not None else 0.0
-
-    def batch(self, sentence_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        now = time.perf_counter()
-        if self.start is None:
-            self.start = now
-        elif self.batches:
-            self.last = now  # the previous batch's training step ended here
-        if now - self.start >= self.budget:
-            self.stopped = True
-            return np.empty(0, np.int64), np.empty((0, self._dim), np.float32)
-        n = len(sentence_indices) * self.per_sentence
-        a = self.off % (len(self.ids) - n)
-        b = self.off % (len(self.pool) - n)
-        self.off += 7919
-        self.occurrences += n
-        self.sentences += len(sentence_indices)
-        self.batches += 1
-        return self.ids[a : a + n], self.pool[b : b + n]
-
-
-def fmt(x: Any, spec: str) -> str:
-    return format(x, spec) if isinstance(x, int | float) else str(x)
-
-
-def table(results: dict[str, dict], meta: dict) -> str:
-    lines = [
-        f"device: {meta['device']} ({meta['dtype']}), encoder: {meta['encoder']}, "
-        f"peak {meta['peak_tflops']} TFLOP/s from {meta['peak_source']}, "
-        f"budget {meta['budget_s']} s a stage, scale {meta['scale']}",
-        "",
-        "| stage | tokens/s | examples/s | peak GPU mem (GiB) | MFU | s timed | what |",
-        "|---|---:|---:|---:|---:|---:|---|",
-    ]
-    for name, r in results.items():
-        if "error" in r:
-            lines.append(f"| {name} | failed | | | | | {r['error'][:200]} |")
-            continue
-        mfu = f"{r['mfu']:.2%}" if isinstance(r["mfu"], float) else r["mfu"]
-        lines.append(
-            f"| {name} | {fmt(r['tokens_per_s'], ',.0f')} | {fmt(r['examples_per_s'], ',.1f')} "
-            f"| {fmt(r['peak_mem_gib'], '.2f')} | {mfu} | {r['seconds']:.1f} | {r['what']} |"
-        )
-    return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--arch", choices=["small", "base"], default="small")
-    ap.add_argument("--encoder", help="a real checkpoint directory (read offline)")
-    ap.add_argument("--scale", type=float, default=10.0, help="times the embedded default")
-    ap.add_argument("--budget", type=float, default=40.0, help="seconds of measurement a stage")
-    ap.add_argument(
-        "--total-budget", type=float, default=420.0, help="seconds for the whole run (about)"
-    )
-    ap.add_argument("--peak-tflops", type=float, default=None)
-    ap.add_argument("--layer", type=int, default=6, help="the teacher's layer (extract.layer)")
-    ap.add_argument("--batch-tokens", type=int, default=16384, help="teacher/aggregation")
-    ap.add_argument("--mlm-batch", type=int, default=64)
-    ap.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES))
-    ap.add_argument("--cpu-smoke", action="store_true", help="tiny model and sizes, on the CPU")
-    ap.add_argument("--no-bf16", action="store_true")
-    ap.add_argument(
-        "--device", default=None, help="torch device (default: CUDA if any, else the smoke mode)"
-    )
-    ap.add_argument("--out", type=Path, default=None, help="also write the results as JSON")
-    args = ap.parse_args(argv)
-    if not torch.cuda.is_available() and not args.cpu_smoke and args.device is None:
-        print("gpu_rehearsal: no CUDA device; running the CPU smoke mode", file=sys.stderr)
-        args.cpu_smoke = True
-    if args.cpu_smoke:
-        args.budget = min(args.budget, 2.0)
-        args.batch_tokens = min(args.batch_tokens, 2048)
     t0 = time.perf_counter()
-    reh = Rehearsal(args)
-    peak, source = peak_tflops(reh.device, args.peak_tflops)
-    results: dict[str, dict] = {}
-    budget = args.budget
-    failed = []
-    for k, name in enumerate(args.stages):
-        # keep the whole run within --total-budget: later stages get a share of what is left
-        left = args.total_budget - (time.perf_counter() - t0)
-        args.budget = max(1.0, min(budget, 0.7 * left / (len(args.stages) - k)))
-        if reh.device.type == "cuda":
-            torch.cuda.empty_cache()
-            torch.cuda.reset_peak_memory_stats(reh.device)
-        started = time.perf_counter()
-        try:
-            results[name] = getattr(reh, name)()
-        except Exception as exc:  # a rehearsal reports a failed stage and goes on (e.g. OOM)
-            failed.append(name)
-            results[name] = {"error": f"{type(exc).__name__}: {exc}"[:500]}
-        results[name]["budget_s"] = args.budget
-        results[name]["wall_s"] = time.perf_counter() - started
-        print(f"gpu_rehearsal: {name} done in {results[name]['wall_s']:.1f} s", file=sys.stderr)
-    args.budget = budget
-    meta = {
-        "device": torch.cuda.get_device_name(reh.device)
-        if reh.device.type == "cuda"
-        else str(reh.device),
-        "dtype": "bf16 autocast" if reh.bf16 else "fp32",
-        "encoder": args.encoder or ("tiny (smoke)" if args.cpu_smoke else f"random {args.arch}"),
-        "hidden": int(reh.config.hidden_size),
-        "layers": int(reh.config.num_hidden_layers),
-        "vocab": int(reh.config.vocab_size),
-        "peak_tflops": peak if peak else "n/a",
-        "peak_source": source,
-        "budget_s": args.budget,
-        "scale": 1 if args.cpu_smoke else args.scale,
-        "smoke": args.cpu_smoke,
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "total_s": time.perf_counter() - t0,
-    }
-    print(table(results, meta))
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = args.out.with_name(args.out.name + ".partial")
-        tmp.write_text(json.dumps({"meta": meta, "stages": results}, indent=2) + "\n")
-        tmp.replace(args.out)
-    if failed:
-        print(f"gpu_rehearsal: failed stages: {', '.join(failed)}", file=sys.stderr)
-    return 1 if failed else 0
+    with auto:
+        yield
+    if cuda:
+        torch.cuda.synchronize(device)
+    out["seconds"] = time.perf_counter() - t0
+    out["peak_gpu_mib"] = torch.cuda.max_memory_allocated(device) / 2**20 if cuda else None
+
+
+def quiet() -> None:
+    """No load reports or progress bars from transformers (the report is the output)."""
+    import transformers
+
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+
+
+def load_seconds(w: dict[str, Any]) -> float:
+    """Seconds to load the truncated encoder onto the device, as the teacher and the
+    aggregation do first (measured just before them, so the page cache is as warm)."""
+    from xlalign.encoders.contextual import load_truncated_encoder
+
+    dev = w["device"]
+    t0 = time.perf_counter()
+    _, model = load_truncated_encoder(w["encoder"], w["sizes"].layer, device=dev)
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+    t = time.perf_counter() - t0
+    del model
+    return t
+
+
+def stage_budget(w: dict[str, Any]) -> float:
+    """A looping stage's seconds: ``--stage-seconds``, or less when the script's total
+    budget left, shared with the stages still to run, is smaller."""
+    left = w["deadline"] - time.perf_counter()
+    return min(w["sizes"].stage_seconds, max(2.0, left / max(1, w["stages_left"])))
+
+
+# --------------------------------------------------------------------------- synthetic world
+
+
+def synthetic_words(n: int, seed: int) -> list[str]:
+    """``n`` distinct lowercase pseudo-words of 2-12 letters."""
+    rng = np.random.default_rng(seed)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    out: dict[str, None] = {}
+    while len(out) < n:
+        k = n - len(out)
+        lengths = rng.integers(2, 13, size=k)
+        chars = rng.integers(0, 26, size=(k, 12))
+        for row, ln in zip(chars, lengths, strict=True):
+            out["".join(letters[row[:ln]])] = None
+    return list(out)[:n]
+
+
+def build_tokenizer(words: list[str], vocab_size: int) -> Any:
+    """A BERT-style WordPiece tokenizer of exactly ``vocab_size`` pieces: the specials,
+    letters and continuation letters, then whole words (most frequent first)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    from xlalign.encoders.scratch import SPECIAL_TOKENS
+
+    letters = list("abcdefghijklmnopqrstuvwxyz")
+    pieces = [*SPECIAL_TOKENS, *letters, *("##" + c for c in letters)]
+    pieces += words[: vocab_size - len(pieces)]
+    tok = Tokenizer(models.WordPiece({p: i for i, p in enumerate(pieces)}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    cls, sep = pieces.index("[CLS]"), pieces.index("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls), ("[SEP]", sep)],
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]",
+        sep_token="[SEP]", mask_token="[MASK]",
+        model_input_names=["input_ids", "token_type_ids", "attention_mask"],
+    )  # fmt: skip
+
+
+def build_encoder(out: Path, arch: str, vocab_size: int, words: list[str]) -> Path:
+    """A random-weight BERT masked LM of ``arch``'s shape over ``vocab_size`` pieces, with
+    its tokenizer, saved in ``out`` (no network)."""
+    from xlalign.encoders.scratch import ScratchArch, init_encoder
+
+    a = ARCHS[arch]
+    tok = build_tokenizer(words, vocab_size)
+    return init_encoder(
+        tok,
+        out,
+        arch=ScratchArch(
+            layers=a["layers"], hidden=a["hidden"], heads=a["heads"],
+            intermediate=a["intermediate"], max_position=512,
+        ),
+        seed=1,
+    )  # fmt: skip
+
+
+def synthetic_sentences(words: list[str], n: int, seed: int, lo: int = 8, hi: int = 40) -> list:
+    """``n`` sentences of ``lo``..``hi`` words drawn Zipf-like from ``words`` (a tail of
+    them beyond the tokenizer's whole-word pieces splits into letters)."""
+    rng = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, len(words) + 1) ** 1.05
+    p /= p.sum()
+    lengths = rng.integers(lo, hi + 1, size=n)
+    draws = rng.choice(len(words), size=int(lengths.sum()), p=p)
+    out, k = [], 0
+    for ln in lengths:
+        out.append([words[i] for i in draws[k : k + ln]])
+        k += ln
+    return out
+
+
+def count_tokens(tokenizer: Any, sentences: list[list[str]], max_length: int) -> int:
+    """Subword tokens (special tokens included) of the sentences, cut at ``max_length``."""
+    enc = tokenizer(sentences, is_split_into_words=True, truncation=True, max_length=max_length)
+    return sum(len(ids) for ids in enc["input_ids"])
+
+
+# --------------------------------------------------------------------------- stages
+
+
+def stage_teacher(w: dict[str, Any]) -> dict[str, Any]:
+    from xlalign.static.teacher import build_teacher_cache
+
+    sz: Sizes = w["sizes"]
+    res: dict[str, Any] = {"examples": len(w["sentences"]), "load_seconds": load_seconds(w)}
+    with measured(w["device"], res):
+        build_teacher_cache(
+            w["corpus"], w["vocab"], w["encoder"], w["work"] / "cache", layer=sz.layer,
+            batch_tokens=sz.batch_tokens, device=w["device"], progress=False,
+            language="xx", aggregation_seeds=[1], max_contexts=sz.max_contexts,
+        )  # fmt: skip
+    res["tokens"] = w["corpus_tokens"]
+    res["flops_per_token"] = 2 * w["body_truncated"]
+    res["note"] = f"layers 1-{sz.layer}, forward, cache written; encoder loading excluded"
+    return res
+
+
+class BudgetedSource:
+    """The teacher cache as X2Static reads it, counting occurrences, and giving empty
+    batches once ``deadline`` has passed (the rest of the epochs then run through fast)."""
+
+    def __init__(self, cache: Any, deadline: float, device: torch.device) -> None:
+        self.cache, self.deadline, self.device = cache, deadline, device
+        self.dim, self.n_sentences = cache.dim, cache.n_sentences
+        self.meta = getattr(cache, "meta", {})
+        self.occurrences = self.sentences = 0
+        self.stopped_at: float | None = None
+
+    def batch(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if time.perf_counter() >= self.deadline:
+            if self.stopped_at is None:
+                if self.device.type == "cuda":
+                    torch.cuda.synchronize(self.device)
+                self.stopped_at = time.perf_counter()
+            return np.zeros(0, np.int64), np.zeros((0, self.dim), np.float32)
+        ids, ctx = self.cache.batch(idx)
+        self.occurrences += len(ids)
+        self.sentences += len(idx)
+        return ids, ctx
+
+
+def stage_x2static(w: dict[str, Any]) -> dict[str, Any]:
+    from xlalign.static.teacher import TeacherCache
+    from xlalign.static.x2static import X2StaticArgs, train_x2static
+
+    sz: Sizes = w["sizes"]
+    args = X2StaticArgs(
+        epochs=sz.x2s_epochs, lr=1e-2, subsample_t=1e-4, seed=1, checkpoint_every_batches=0,
+        checkpoint_minutes=None, device=str(w["device"]),
+    )  # fmt: skip
+    res: dict[str, Any] = {}
+    with measured(w["device"], res):
+        t0 = time.perf_counter()
+        src = BudgetedSource(TeacherCache(w["work"] / "cache"), t0 + stage_budget(w), w["device"])
+        train_x2static(src, w["vocab"], args, output_dir=w["work"] / "x2s", progress=False)
+    if src.stopped_at is not None:
+        res["seconds"] = src.stopped_at - t0
+        res["stopped"] = "time budget"
+    res["tokens"] = src.occurrences  # occurrences: the unit X2Static trains on
+    res["examples"] = src.sentences
+    res["flops_per_token"] = 3 * 2 * (1 + args.negatives) * src.dim
+    res["note"] = "tokens = word occurrences; not an encoder stage"
+    return res
+
+
+def stage_aggregation(w: dict[str, Any]) -> dict[str, Any]:
+    from xlalign.static.aggregation import aggregate_vectors, sampled_by_line
+
+    sz: Sizes = w["sizes"]
+    wanted = sampled_by_line(w["corpus"], w["vocab"], max_contexts=sz.max_contexts, seed=1)
+    lines = sorted(wanted)
+    res: dict[str, Any] = {"examples": len(lines), "load_seconds": load_seconds(w)}
+    with measured(w["device"], res):
+        aggregate_vectors(
+            w["corpus"], w["vocab"], w["encoder"], layer=sz.layer,
+            max_contexts=sz.max_contexts, seed=1, batch_tokens=sz.batch_tokens,
+            device=w["device"], progress=False, language="xx", missing="zero",
+        )  # fmt: skip
+    res["tokens"] = count_tokens(w["tokenizer"], [w["sentences"][i] for i in lines], 200)
+    res["flops_per_token"] = 2 * w["body_truncated"]
+    res["note"] = f"sampled lines only, layers 1-{sz.layer}; encoder loading excluded"
+    return res
+
+
+def stage_pretrain(w: dict[str, Any]) -> dict[str, Any]:
+    from xlalign.pretrain import text, trainer
+    from xlalign.pretrain.heads import load_masked_lm
+    from xlalign.pretrain.objectives import build_objective
+
+    sz: Sizes = w["sizes"]
+    dev: torch.device = w["device"]
+    paras = [" ".join(s) for s in w["sentences"]]
+    paragraphs = [" ".join(paras[i : i + 4]) for i in range(0, len(paras), 4)]
+    train_corpus, _ = text.TextCorpus.build(
+        {"xx": paragraphs}, w["tokenizer"], max_length=sz.pretrain_length,
+        validation_paragraphs=1, seed=1,
+    )  # fmt: skip
+    model, _ = load_masked_lm(w["encoder"], seed=1)
+    model.to(dev)
+    settings = {"batch_size": sz.pretrain_batch}
+    obj = build_objective(
+        "mlm", settings, model=model, tokenizer=w["tokenizer"],
+        files={"train_corpus": train_corpus}, seed=1, max_length=sz.pretrain_length,
+    )  # fmt: skip
+    params = trainer.PretrainParams(
+        steps=sz.pretrain_steps, max_length=sz.pretrain_length, eval_every=10**9,
+        log_every=10**9,
+    )  # fmt: skip
+    warm = 2 if sz.pretrain_steps > 4 else 1
+    stamps: list[float] = []
+    tokens: list[int] = []
+    res: dict[str, Any] = {}
+    deadline = [math.inf]
+
+    def on_step(step: int) -> None:
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        stamps.append(time.perf_counter())
+        if stamps[-1] >= deadline[0]:
+            raise BudgetExceeded
+
+    with measured(dev, res):
+        deadline[0] = time.perf_counter() + stage_budget(w)
+        with contextlib.suppress(BudgetExceeded):
+            trainer.train(
+                model, [trainer.Term(obj, 1.0, sz.pretrain_batch)], params=params, seed=1,
+                work_dir=w["work"] / "pretrain", run_fingerprint={"rehearsal": 1},
+                device=dev, precision="bf16" if dev.type == "cuda" else "fp32",
+                progress=False, on_step=on_step, checkpoint_minutes=None,
+            )  # fmt: skip
+    # the steps after the warm-up, each counted at the median step time (the last step's
+    # interval also holds the end of the run: selection, the final checkpoint)
+    per = np.diff(stamps[warm - 1 :]) if len(stamps) > warm else np.array([res["seconds"]])
+    steps = len(per)
+    res["steps"] = len(stamps)
+    res["seconds_per_step"] = float(np.median(per))
+    res["seconds_per_step_mean"] = float(np.mean(per))
+    if len(stamps) < sz.pretrain_steps:
+        res["stopped"] = "time budget"
+    res["seconds"] = res["seconds_per_step"] * steps
+    for step in range(len(stamps) - steps + 1, len(stamps) + 1):  # the timed steps' batches
+        rng = np.random.default_rng([1, step - 1, 0, 0])  # the trainer's draw of that step
+        tokens.append(int(obj.sample(rng, sz.pretrain_batch)["attention_mask"].sum()))
+    res["tokens"] = int(np.median(tokens) * steps)
+    res["examples"] = steps * sz.pretrain_batch
+    res["flops_per_token"] = 3 * 2 * body_params(model)
+    res["note"] = (
+        f"MLM, {sz.pretrain_batch} x {sz.pretrain_length}; median step after {warm} warm-up"
+    )
+    return res
+
+
+def stage_finetune(w: dict[str, Any]) -> dict[str, Any]:
+    from transformers import TrainerCallback
+
+    from xlalign.evaluation.tasks.base import TaskParams
+    from xlalign.evaluation.tasks.data import TaggedSentence
+    from xlalign.evaluation.tasks.finetune import finetune
+    from xlalign.evaluation.tasks.tagging import TaggingTask
+
+    sz: Sizes = w["sizes"]
+    dev: torch.device = w["device"]
+    tags = ["NOUN", "VERB", "ADJ", "ADP", "DET", "PRON", "ADV", "PUNCT"]
+    sents = synthetic_sentences(w["words"], sz.finetune_examples + 64, seed=3, lo=6, hi=30)
+    recs = [
+        TaggedSentence(f"s{i}", s, [tags[len(t) % len(tags)] for t in s])
+        for i, s in enumerate(sents)
+    ]
+    train, dev_set = recs[: sz.finetune_examples], recs[sz.finetune_examples :]
+    stamps: list[float] = []
+
+    class Clock(TrainerCallback):  # type: ignore[misc]
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            if dev.type == "cuda":
+                torch.cuda.synchronize(dev)
+            stamps.append(time.perf_counter())
+            if stamps[-1] >= deadline:
+                control.should_training_stop = True
+
+    params = TaskParams(
+        learning_rate=5e-4, epochs=1, batch_size=sz.finetune_batch,
+        max_length=sz.finetune_length, eval_every=10**9, selection="final",
+        extra={"group_by_length": True, "eval_batch_size": sz.finetune_batch},
+    )  # fmt: skip
+    res: dict[str, Any] = {}
+    with measured(dev, res):
+        deadline = time.perf_counter() + stage_budget(w)
+        finetune(
+            TaggingTask("pos"), encoder=w["encoder"], train=train, dev=dev_set, tests={},
+            params=params, seed=1, output_dir=w["work"] / "ft", work_dir=w["work"] / "ft-work",
+            device=str(dev), precision="auto" if dev.type == "cuda" else "fp32",
+            keep_model=False, progress=False, callbacks=[Clock()], checkpoint_minutes=None,
+        )  # fmt: skip
+    n_steps = len(stamps)
+    warm = 2 if n_steps > 4 else 0
+    timed = stamps[-1] - stamps[warm - 1] if warm else res["seconds"]
+    steps = n_steps - warm
+    full_steps = math.ceil(sz.finetune_examples / sz.finetune_batch)
+    if n_steps < full_steps:
+        res["stopped"] = "time budget"
+    mean_tokens = count_tokens(w["tokenizer"], [r.tokens for r in train], sz.finetune_length)
+    mean_tokens /= len(train)
+    res["steps"] = n_steps
+    res["seconds"] = timed
+    res["examples"] = steps * sz.finetune_batch
+    res["tokens"] = int(res["examples"] * mean_tokens)
+    res["flops_per_token"] = 3 * 2 * w["body_full"]
+    res["note"] = f"POS, batch {sz.finetune_batch}" + (
+        f"; steps after {warm} warm-up" if warm else "; the whole call"
+    )
+    return res
+
+
+def stage_retrieval(w: dict[str, Any]) -> dict[str, Any]:
+    from transformers import AutoModel
+
+    from xlalign.evaluation.tasks.data import RetrievalPair
+    from xlalign.evaluation.tasks.retrieval import evaluate_retrieval
+
+    sz: Sizes = w["sizes"]
+    dev: torch.device = w["device"]
+    src = synthetic_sentences(w["words"], sz.retrieval_pairs, seed=4)
+    tgt = synthetic_sentences(w["words"], sz.retrieval_pairs, seed=5)
+    pairs = [
+        RetrievalPair(f"p{i}", " ".join(a), " ".join(b))
+        for i, (a, b) in enumerate(zip(src, tgt, strict=True))
+    ]
+    model = AutoModel.from_pretrained(w["encoder"]).to(dev).eval()
+    depth = int(model.config.num_hidden_layers)
+    res: dict[str, Any] = {"examples": 2 * len(pairs)}
+    with measured(dev, res, autocast=True):
+        evaluate_retrieval(
+            pairs, model, w["tokenizer"], layer=min(8, depth), batch_size=sz.retrieval_batch,
+            max_length=512, device=dev,
+        )  # fmt: skip
+    res["tokens"] = count_tokens(w["tokenizer"], src + tgt, 512)
+    res["flops_per_token"] = 2 * body_params(model)
+    res["note"] = "both sides, all layers, similarity search included"
+    return res
+
+
+RUNNERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "teacher": stage_teacher,
+    "x2static": stage_x2static,
+    "aggregation": stage_aggregation,
+    "pretrain": stage_pretrain,
+    "finetune": stage_finetune,
+    "retrieval": stage_retrieval,
+}
+
+
+# --------------------------------------------------------------------------- report
+
+
+def finish(stage: dict[str, Any], peak: float | None) -> dict[str, Any]:
+    """Rates and MFU from a stage's raw measures."""
+    s = max(stage["seconds"] - stage.get("load_seconds", 0.0), 1e-9)
+    stage["tokens_per_s"] = stage["tokens"] / s
+    stage["examples_per_s"] = stage["examples"] / s
+    stage["achieved_tflops"] = stage["flops_per_token"] * stage["tokens_per_s"] / 1e12
+    stage["mfu"] = mfu(stage["flops_per_token"], stage["tokens_per_s"], peak)
+    return stage
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The report's stages as a Markdown table."""
+
+    def num(x: float | None, fmt: str) -> str:
+        return "n/a" if x is None else format(x, fmt)
+
+    def pct(x: float | None) -> str:
+        return "n/a" if x is None else f"{100 * x:.3g} %"
+
+    rows = [
+        f"Device: {report['device_name']} ({report['device']}), peak "
+        f"{num(report['peak_tflops'], '.0f')} TFLOP/s bf16 dense; encoder {report['encoder']}"
+        f" ({report['body_params'] / 1e6:.1f}M parameters without embeddings); total "
+        f"{report['total_seconds']:.1f} s",
+        "",
+        "| stage | seconds | tokens/s | examples/s | peak GPU MiB | TFLOP/s | MFU | note |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for name, st in report["stages"].items():
+        if "error" in st:
+            rows.append(f"| {name} | | | | | | | error: {st['error']} |")
+            continue
+        unit = " (occurrences)" if name == "x2static" else ""
+        rows.append(
+            f"| {name} | {st['seconds']:.2f} | {st['tokens_per_s']:,.0f}{unit} | "
+            f"{st['examples_per_s']:,.1f} | {num(st['peak_gpu_mib'], ',.0f')} | "
+            f"{st['achieved_tflops']:.3g} | "
+            f"{pct(st['mfu'])} | "
+            f"{st['note']}{'; ' + st['stopped'] if st.get('stopped') else ''} |"
+        )
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/out/gpu_rehearsal.json")
+    ap.add_argument("--encoder", type=Path, help="a real checkpoint (default: built offline)")
+    ap.add_argument(
+        "--arch", choices=sorted(ARCHS), help="offline encoder's shape (xlmr-base; smoke: tiny)"
+    )
+    ap.add_argument("--peak-tflops", type=float, help="the device's peak bf16 dense TFLOP/s")
+    ap.add_argument("--cpu-smoke", action="store_true", help="tiny sizes (automatic without CUDA)")
+    ap.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES))
+    ap.add_argument("--stage-seconds", type=float, help="time budget of a looping stage")
+    ap.add_argument(
+        "--total-seconds", type=float, default=420.0,
+        help="the looping stages share what is left of this (default 420: 7 minutes)",
+    )  # fmt: skip
+    ap.add_argument("--sentences", type=int, help="corpus sentences (default 45,000)")
+    ap.add_argument("--device", help="torch device (default: CUDA when available)")
+    ap.add_argument("--workdir", type=Path)
+    args = ap.parse_args(argv)
+
+    from xlalign.core.device import resolve_device
+
+    dev = resolve_device(args.device)
+    smoke = args.cpu_smoke or dev.type != "cuda"
+    sizes = Sizes.smoke() if smoke else Sizes()
+    arch = args.arch or ("tiny" if smoke else "xlmr-base")
+    if args.stage_seconds is not None:
+        sizes.stage_seconds = args.stage_seconds
+    if args.sentences is not None:
+        sizes.sentences = args.sentences
+    peak, dev_name = peak_tflops(dev, args.peak_tflops)
+    quiet()
+    torch.manual_seed(0)
+    t_start = time.perf_counter()
+    work = Path(tempfile.mkdtemp(prefix="gpu-rehearsal-", dir=args.workdir))
+    try:
+        from transformers import AutoTokenizer
+
+        from xlalign.corpus.vocab import build_vocab
+
+        n_types = max(int(sizes.vocab * 1.6), 1000)  # a tail beyond the whole-word pieces
+        words = synthetic_words(n_types, seed=1)
+        if args.encoder is not None:
+            encoder = args.encoder
+        else:
+            encoder = build_encoder(work / "encoder", arch, sizes.vocab, words)
+        tokenizer = AutoTokenizer.from_pretrained(str(encoder), local_files_only=True)
+        from transformers import AutoModel
+
+        from xlalign.encoders.contextual import load_truncated_encoder
+
+        full = AutoModel.from_pretrained(str(encoder), local_files_only=True)
+        depth = int(full.config.num_hidden_layers)
+        sizes.layer = min(sizes.layer, depth)
+        _, truncated = load_truncated_encoder(encoder, sizes.layer, device="cpu")
+        body_full, body_truncated = body_params(full), body_params(truncated)
+        del full, truncated
+        sentences = synthetic_sentences(words, sizes.sentences, seed=2)
+        corpus = work / "corpus.txt"
+        corpus.write_text("\n".join(" ".join(s) for s in sentences) + "\n", encoding="utf-8")
+        vocab = build_vocab(corpus, min_count=3, max_size=200_000, language="xx")
+        world = {
+            "sizes": sizes, "device": dev, "work": work, "encoder": encoder,
+            "tokenizer": tokenizer, "words": words, "sentences": sentences, "corpus": corpus,
+            "vocab": vocab, "corpus_tokens": count_tokens(tokenizer, sentences, 200),
+            "body_full": body_full, "body_truncated": body_truncated,
+            "deadline": t_start + args.total_seconds,
+        }  # fmt: skip
+        setup_s = time.perf_counter() - t_start
+        stages: dict[str, Any] = {}
+        todo = [name for name in STAGES if name in args.stages]
+        for k, name in enumerate(todo):
+            world["stages_left"] = sum(1 for n in todo[k:] if n in LOOPING)
+            try:
+                stages[name] = finish(RUNNERS[name](world), peak)
+            except Exception as exc:  # one stage's failure is reported, the others run
+                stages[name] = {"error": f"{type(exc).__name__}: {exc}"}
+            print(f"[rehearsal] {name}: {json.dumps(stages[name])}", file=sys.stderr, flush=True)
+        report: dict[str, Any] = {
+            "device": str(dev),
+            "device_name": dev_name,
+            "peak_tflops": peak,
+            "smoke": smoke,
+            "encoder": str(args.encoder) if args.encoder else f"offline random {arch}",
+            "vocab_size": len(tokenizer),
+            "word_vocab": len(vocab),
+            "body_params": body_full,
+            "body_params_truncated": body_truncated,
+            "torch": torch.__version__,
+            "sizes": dataclasses.asdict(sizes),
+            "setup_seconds": setup_s,
+            "stages": stages,
+            "total_seconds": time.perf_counter() - t_start,
+        }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(markdown(report))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.out.with_name(args.out.name + f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(args.out)
+    return report
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
