@@ -62,7 +62,8 @@ def test_one_stage_end_to_end(tmp_path):
     assert all(p["seconds"] > 0 and p["out_mb"] > 0 for p in res["points"])
     assert res["fits"]["seconds"]["b"] > 0 and res["paper_size"] == 300_000
     assert math.isfinite(res["projection"]["seconds"]) and res["projection"]["seconds"] > 0
-    assert res["estimate"]["seconds"] > 0 and res["estimate_over_projection"]["seconds"] > 0
+    # the statistics job runs one test per comparison: its estimate is shown, not compared
+    assert res["estimate"]["seconds"] > 0 and res["estimate_over_projection"]["seconds"] is None
     md = (out / "scaling.md").read_text()
     assert "## statistics" in md and "| 20,000 |" in md and "estimate / projection" in md
     assert (out / "scaling.png").stat().st_size > 1000

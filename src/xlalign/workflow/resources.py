@@ -84,11 +84,15 @@ ENCODER_VOCAB = 250_002
 TORCH_MB = 1500
 #: Sentences per teacher-cache shard (xlalign.static.teacher.build_teacher_cache's default).
 SHARD_SENTENCES = 4096
-#: Encoder throughput on CPU, in sentence-layers per second per thread at width 384: the
-#: slowest embedded language encoded 7,116 sentences at layer 6 in 221 s on 2 threads
-#: (ar, 97 per thread; en 5,639 in 125 s, 135); half of the slowest. Cost per token grows
-#: with the square of the width and linearly with the layers kept.
-CPU_SENTENCE_LAYERS_PER_THREAD_S = 50
+#: Encoder throughput on CPU, in sentence-layers per second per thread at width 384.
+#: benchmarks/scaling.py (issue 28, one thread, the teacher job's code with its shards
+#: chunked by memory.block_mb, 32.5 WordPiece tokens a sentence): 4,000 sentences at layer
+#: 6 in 36 s, 667 sentence-layers/s, 516 at a real sentence's 42 tokens; projected 12.9 h
+#: for the paper's 1M sentences at 768 on one thread. Earlier, the embedded run's real
+#: text took 221 s for 7,116 ar sentences on 2 threads (97 per thread; en 135), and this
+#: was 50 (half of that): 10x the projection. 270 puts the estimate at 1.9x it. Cost per
+#: token grows with the square of the width and linearly with the layers kept.
+CPU_SENTENCE_LAYERS_PER_THREAD_S = 270
 #: Encoder throughput on one GPU (bfloat16), sentence-layers per second at width 768. An
 #: assumption, not measured: 2,000 sentences/s at layer 6 of a base model, a fraction of
 #: what an A100/H100 computes, as batches are formed and pooled on the CPU.
@@ -126,10 +130,13 @@ SENTENCE_OVERHEAD_S = 1e-3
 # --- X2S-M training ---------------------------------------------------------------------
 
 #: Occurrence visits (occurrences x epochs) per second per thread on CPU at width 384
-#: with 10 negatives: measured 8,700 (ar) to 52,000 (en) per second on 2 threads; half
-#: the slowest per thread. Sparse updates scale poorly beyond a few threads
+#: with 10 negatives: the embedded run measured 8,700 (ar) to 52,000 (en) per second on 2
+#: threads; benchmarks/scaling.py (issue 28, one thread, 200k-word Zipf vocabulary) 31,000
+#: between its two largest sizes, projecting 4.9 h for the paper's 150M visits at 768.
+#: Was 2,000 (half the slowest), 8.5x the projection; now within 2x of it and near the
+#: real languages' per-thread mean. Sparse updates scale poorly beyond a few threads
 #: (:data:`X2S_MAX_USEFUL_THREADS`).
-CPU_X2S_VISITS_PER_THREAD_S = 2_000
+CPU_X2S_VISITS_PER_THREAD_S = 9_000
 X2S_MAX_USEFUL_THREADS = 4
 #: On one GPU, at width 768: an assumption. The training loop is bound by its CPU side
 #: (random reads of 128 sentences per batch from the memory-mapped cache, sampling).
@@ -145,11 +152,13 @@ NPY_BYTES = 4
 # --- similarity work (VecMap, BLI, induction) --------------------------------------------
 
 #: Effective float32 FLOP/s per thread of the n x n similarity work with its top-k (and
-#: VecMap's dropout): a CSLS neighbourhood pass (xlalign.evaluation.bli.mean_topk_similarity) of
-#: 30,000 x 30,000 x 768 ran at 25 GFLOP/s per thread on 2 threads; VecMap's unsupervised
-#: self-learning at 20,000 x 300 at 18 (19.7 s per iteration of 3 passes, 7.2e11 FLOP, 2
-#: busy threads, benchmarks/bench_vecmap.py). Taken a bit below the lower one.
-FLOPS_PER_THREAD = 15e9
+#: VecMap's dropout). benchmarks/scaling.py (issue 28, one thread, blocks of
+#: memory.block_mb): CSLS BLI at 30,000 words x 300 dims 53 GFLOP/s, VecMap's initialisation
+#: and self-learning iteration at a 20,000-word cut-off 43, mutual CSLS induction at 20,000
+#: 32. Was 15 (2-thread runs before the blocks were sized by the budget), which put the
+#: estimates of bli, map_unsupervised and induce_dictionary 2-3.5x above the projections;
+#: 40 puts them within 0.75-1.3x.
+FLOPS_PER_THREAD = 40e9
 #: Parallel efficiency: the work scales as threads ** 0.8 (an assumption).
 THREAD_EXPONENT = 0.8
 #: Self-learning iterations when the recipe sets no cap: VecMap's stochastic schedule
