@@ -39,3 +39,16 @@ def test_snakemake_lint() -> None:
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Lints for" not in r.stdout, r.stdout
+
+
+def test_the_memory_budget_is_no_rule_parameter():
+    """memory.block_mb changes no result, so it must not be a rule's param (Snakemake
+    re-runs a job whose params changed): the scripts read it from the configuration."""
+    rules = Path(__file__).resolve().parents[2] / "workflow" / "rules"
+    offenders = [
+        f"{smk.name}:{n}"
+        for smk in sorted(rules.rglob("*.smk"))
+        for n, line in enumerate(smk.read_text().splitlines(), 1)
+        if ('["memory"]' in line or "block_mb" in line) and not line.lstrip().startswith("#")
+    ]
+    assert not offenders, offenders

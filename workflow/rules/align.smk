@@ -80,7 +80,6 @@ rule map_space:
             if config["align"]["dictionary"]["source"] == "file"
             else "report"
         ),
-        budget_mb=config["memory"]["block_mb"],
         # Self-learning's checkpoint, beside the outputs (not one: kept when the job fails).
         checkpoint=lambda wc: wp.sidecar(
             output_path(rules.map_space, "npy", **dict(wc.items())), ".checkpoint"
@@ -130,7 +129,6 @@ rule select_space:
         csls_k=config["evaluate"]["csls_k"],
         recipe=config["align"]["recipe"],
         options=config["align"]["options"],
-        budget_mb=config["memory"]["block_mb"],
     script:
         "../scripts/select_space.py"
 
@@ -166,7 +164,6 @@ rule map_unsupervised:
             output_path(rules.map_unsupervised, "npy", **dict(wc.items())),
             ".checkpoint",
         ),
-        budget_mb=config["memory"]["block_mb"],
     script:
         "../scripts/map_unsupervised.py"
 
@@ -192,6 +189,5 @@ rule induce_dictionary:
     params:
         hub=HUB,
         induce=config["align"]["induce"],
-        budget_mb=config["memory"]["block_mb"],
     script:
         "../scripts/induce_dictionary.py"

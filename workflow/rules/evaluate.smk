@@ -44,7 +44,6 @@ rule bli:
         csls_k=config["evaluate"]["csls_k"],
         ks=config["evaluate"]["ks"],
         oov=config["evaluate"]["oov"],
-        budget_mb=config["memory"]["block_mb"],
     script:
         "../scripts/bli.py"
 

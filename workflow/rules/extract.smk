@@ -158,7 +158,6 @@ rule aggregate:
         max_length=config["extract"]["max_length"],
         batch_tokens=config["extract"]["batch_tokens"],
         max_contexts=config["extract"]["aggregation"]["max_contexts"],
-        block_mb=config["memory"]["block_mb"],
         # The running sums' checkpoint (not an output: kept when the job fails).
         checkpoint=lambda wc: wp.sidecar(
             output_path(rules.aggregate, "npy", **dict(wc.items())), ".checkpoint"

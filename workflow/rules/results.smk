@@ -67,7 +67,6 @@ rule statistics:
         bli_baseline=config["results"]["bli_baseline"],
         bli_retrieval=config["evaluate"]["tables"]["retrieval"],
         significance=config["results"]["significance"],
-        budget_mb=config["memory"]["block_mb"],
     script:
         "../scripts/statistics.py"
 

@@ -107,7 +107,6 @@ rule retrieve:
             )
         },
         device=config["zeroshot"]["device"],
-        budget_mb=config["memory"]["block_mb"],
         # Each set's progress, to resume from after a kill: beside the outputs, not among
         # them (Snakemake removes a failed job's outputs); removed when the job succeeds.
         work_dir=lambda wc: f"{RES}/zeroshot/{wc.encoder}/retrieval.work",

@@ -45,7 +45,7 @@ with job_logging(snakemake):
             checkpoint_dir=snakemake.params.checkpoint,
             keep_checkpoint=True,  # until the space is written
             stats_out=resume,
-            budget_mb=p.block_mb,
+            budget_mb=snakemake.config["memory"]["block_mb"],
             **settings,
         )
     save_aggregated(

@@ -22,5 +22,5 @@ with job_logging(snakemake):
         csls_k=p.csls_k,
         ks=p.ks,
         oov=p.oov,
-        budget_mb=p.budget_mb,
+        budget_mb=snakemake.config["memory"]["block_mb"],
     )

@@ -13,5 +13,5 @@ with job_logging(snakemake):
         out_path=snakemake.output.dic,
         stats_path=snakemake.output.stats,
         options={k: ind[k] for k in ("retrieval", "csls_k", "max_rank", "mode")},
-        budget_mb=snakemake.params.budget_mb,
+        budget_mb=snakemake.config["memory"]["block_mb"],
     )

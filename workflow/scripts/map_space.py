@@ -22,5 +22,5 @@ with job_logging(snakemake):
         degenerate=snakemake.params.degenerate,
         heldout=snakemake.params.heldout,
         overlap=snakemake.params.overlap,
-        budget_mb=snakemake.params.budget_mb,
+        budget_mb=snakemake.config["memory"]["block_mb"],
     )

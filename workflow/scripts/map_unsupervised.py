@@ -23,5 +23,5 @@ with job_logging(snakemake):
         degenerate=snakemake.params.degenerate,
         max_words=ind["max_words"] if fasttext else None,
         lowercase=ind["lowercase"] and fasttext,
-        budget_mb=snakemake.params.budget_mb,
+        budget_mb=snakemake.config["memory"]["block_mb"],
     )

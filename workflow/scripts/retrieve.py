@@ -30,6 +30,6 @@ with job_logging(snakemake):
         device=par.device,
         work_dir=par.work_dir,
         stats_path=out.stats,
-        budget_mb=par.budget_mb,
+        budget_mb=snakemake.config["memory"]["block_mb"],
         **par.settings,
     )

@@ -26,5 +26,5 @@ with job_logging(snakemake):
         csls_k=snakemake.params.csls_k,
         min_margin=sel["min_margin"],
         enabled=sel["enabled"],
-        budget_mb=snakemake.params.budget_mb,
+        budget_mb=snakemake.config["memory"]["block_mb"],
     )

@@ -21,7 +21,7 @@ with job_logging(snakemake):
         spaces=p.spaces,
         bli_baseline=p.bli_baseline,
         bli_retrieval=p.bli_retrieval,
-        budget_mb=p.budget_mb,
+        budget_mb=snakemake.config["memory"]["block_mb"],
         **p.significance,
     )
     write_html(snakemake.output.md, snakemake.output.html)
