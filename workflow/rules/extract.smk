@@ -50,6 +50,9 @@ rule teacher:
         encoder=wp.encoder_dir(config),
     output:
         cache=teacher_cache_output(f"{RES}/cache/teacher/s{{sseed}}/{{lang}}"),
+        # The cache's meta.json, copied beside it: the job's record (MLflow mirrors it),
+        # kept when the cache itself is deleted.
+        stats=f"{RES}/cache/teacher/s{{sseed}}/{{lang}}.json",
     log:
         log_path("teacher", "s{sseed}", "{lang}"),
     benchmark:

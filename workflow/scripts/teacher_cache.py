@@ -1,6 +1,9 @@
 """Snakemake job: the teacher's context vectors of one language, cached on disk once, and
 in the same encoder pass the aggregation baseline's sums of the seeds that use this corpus."""
 
+from pathlib import Path
+
+from xlalign.core.io import read_json, write_json
 from xlalign.corpus.vocab import read_vocab
 from xlalign.learning_curve.curve import size_collectors
 from xlalign.static.teacher import build_teacher_cache, staged_cache
@@ -54,3 +57,5 @@ with job_logging(snakemake):
             subset_collectors=subsets,
             budget_mb=cfg["memory"]["block_mb"],  # from the config: see the rule
         )
+    # The record of the job, kept beside the cache (which is deleted once read).
+    write_json(snakemake.output.stats, read_json(Path(snakemake.output.cache) / "meta.json"))
