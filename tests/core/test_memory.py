@@ -32,3 +32,16 @@ def test_schema_default_matches_library():
         Path(__file__).parents[2].joinpath("workflow/schemas/config.schema.yaml").read_text()
     )
     assert schema["properties"]["memory"]["properties"]["block_mb"]["default"] == DEFAULT_BLOCK_MB
+
+
+def test_the_recipes_restatement_matches():
+    """xlalign.mapping.recipes restates rows_per_block (it may import no xlalign module)."""
+    from xlalign.mapping import recipes
+
+    assert recipes._DEFAULT_BLOCK_MB == DEFAULT_BLOCK_MB
+    args = recipes.recipe_args("semi-supervised")
+    per_row = recipes.induction_bytes_per_row(args, 20000)
+    for budget in (None, 16, 256, 0.001):
+        assert recipes.induction_block_rows(args, 20000, budget) == rows_per_block(
+            per_row, budget, at_most=20000
+        )

@@ -45,8 +45,9 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from xlalign.core.errors import ConfigError
-from xlalign.core.memory import rows_per_block
 
+#: xlalign.core.memory.DEFAULT_BLOCK_MB (the schema's memory.block_mb default).
+_DEFAULT_BLOCK_MB = 256
 NORMALIZE_STEPS = ("unit", "center", "unitdim", "centeremb", "none")
 INITS = ("dictionary", "identical", "unsupervised", "numerals")
 DIRECTIONS = ("union", "forward", "backward")
@@ -235,7 +236,10 @@ def induction_block_rows(
     if args.batch_size is not None:
         return max(1, min(int(args.batch_size), columns))
     per_row = induction_bytes_per_row(args, columns, gpu=gpu)
-    return rows_per_block(per_row, budget_mb, at_most=columns)
+    # xlalign.core.memory.rows_per_block's rule, restated: config validation imports this
+    # module, which therefore uses the standard library only (tests/core/test_layering.py).
+    budget = (_DEFAULT_BLOCK_MB if budget_mb is None else budget_mb) * (1 << 20)
+    return max(1, min(columns, int(budget // per_row)))
 
 
 def unsupervised_init_bytes(args: VecMapArgs, words: int) -> int:
