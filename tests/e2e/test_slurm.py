@@ -141,6 +141,7 @@ def test_jobs_write_only_their_outputs_logs_and_tmpdir(slice_run: dict) -> None:
     allowed = (
         f"{RES}/corpus/s0/",
         f"{RES}/cache/teacher/s0/{ENCODER_LANG}/",
+        f"{RES}/cache/teacher/s0/{ENCODER_LANG}.json",  # the job's record beside its cache
         f"{RES}/benchmarks/",
         "logs/embedded/",
         "logs/slurm/",
