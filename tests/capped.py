@@ -15,8 +15,12 @@ Use::
     assert result.ok, result.error
 
 ``target`` is ``"module:function"``; ``kwargs`` must be picklable; the child's return value
-comes back pickled (keep it small). ``result.error`` holds the child's exception text (a
-``MemoryError`` when the cap was hit).
+comes back pickled (keep it small). ``result.error`` holds the child's exception text, and
+``result.out_of_memory`` says whether it was the cap that stopped the work: an allocation
+that fails under the cap surfaces as a ``MemoryError`` from Python and numpy, as
+"can't allocate memory" from torch, and as a ``ValueError`` ("Buffer acquisition failed")
+where Cython code (eflomal) assigns the array that could not be allocated, depending on
+which allocation meets the cap first.
 """
 
 from __future__ import annotations
@@ -57,26 +61,48 @@ base = vm_bytes()
 cap = base + int(headroom_mb * (1 << 20))
 hard = resource.getrlimit(resource.RLIMIT_AS)[1]
 resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+oom = False
 try:
     value, error = func(**kwargs), None
 except BaseException as exc:
     value, error = None, "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    seen, link = set(), exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        oom = oom or isinstance(link, MemoryError)
+        link = link.__cause__ or link.__context__
 resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
 with open(out_path, "wb") as fh:
-    pickle.dump((value, error, base, cap), fh)
+    pickle.dump((value, error, oom, base, cap), fh)
 """
+
+# How a failed allocation reads when it is not a MemoryError in the exception chain.
+_OUT_OF_MEMORY_TEXT = (
+    "can't allocate memory",  # torch's allocator
+    "Cannot allocate memory",  # ENOMEM from the OS (mmap, a subprocess)
+    "Buffer acquisition failed",  # Cython assigning an array that could not be allocated
+    "std::bad_alloc",
+)
 
 
 @dataclass(frozen=True)
 class CappedResult:
     value: Any
     error: str | None
+    memory_error: bool
     base_mb: float
     cap_mb: float
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def out_of_memory(self) -> bool:
+        """The work failed because an allocation met the cap (module docstring)."""
+        if self.error is None:
+            return False
+        return self.memory_error or any(text in self.error for text in _OUT_OF_MEMORY_TEXT)
 
 
 def run_capped(
@@ -105,5 +131,5 @@ def run_capped(
         )
         if not out.exists():
             raise AssertionError(f"capped child died (rc {proc.returncode}): {proc.stderr[-3000:]}")
-        value, error, base, cap = pickle.loads(out.read_bytes())
-    return CappedResult(value, error, base / (1 << 20), cap / (1 << 20))
+        value, error, memory_error, base, cap = pickle.loads(out.read_bytes())
+    return CappedResult(value, error, memory_error, base / (1 << 20), cap / (1 << 20))

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from capped import run_capped
 
 from xlalign.core.memory import DEFAULT_BLOCK_MB, budget_bytes, rows_per_block
 
@@ -45,3 +46,14 @@ def test_the_recipes_restatement_matches():
         assert recipes.induction_block_rows(args, 20000, budget) == rows_per_block(
             per_row, budget, at_most=20000
         )
+
+
+def test_the_capped_harness_tells_the_cap_from_other_errors() -> None:
+    # the harness of the capped-memory tests (tests/capped.py): an allocation over the cap is
+    # out of memory, any other failure is not, and a result under the cap comes back
+    over = run_capped("numpy:ones", {"shape": (64 << 20,)}, headroom_mb=64, preload=("numpy",))
+    assert not over.ok and over.out_of_memory, over.error
+    other = run_capped("json:loads", {"s": "{"}, headroom_mb=64, preload=("numpy",))
+    assert not other.ok and not other.out_of_memory and "JSONDecodeError" in other.error
+    fits = run_capped("builtins:dict", {"k": 120}, headroom_mb=64, preload=("numpy",))
+    assert fits.ok and fits.value == {"k": 120} and fits.cap_mb - fits.base_mb == 64

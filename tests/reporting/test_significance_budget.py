@@ -12,12 +12,6 @@ from capped import run_capped
 
 from xlalign.reporting import significance as sig
 
-OUT_OF_MEMORY = ("MemoryError", "can't allocate memory")
-
-
-def _out_of_memory(error: str | None) -> bool:
-    return error is not None and any(s in error for s in OUT_OF_MEMORY)
-
 
 def test_the_generator_gives_the_same_stream_in_blocks() -> None:
     # What the blocking rests on: rows drawn in pieces are the rows drawn at once.
@@ -111,7 +105,7 @@ def test_capped_resampling(target: str, per_draw: int) -> None:
     assert per_draw * 100_000 * 200 > HEADROOM_MB << 20
     name = f"capped_targets_retrieval:{target}"
     whole = run_capped(name, {**kw, "budget_mb": 10_000}, headroom_mb=HEADROOM_MB)
-    assert _out_of_memory(whole.error), whole.error
+    assert whole.out_of_memory, whole.error
     blocked = run_capped(name, {**kw, "budget_mb": 8}, headroom_mb=HEADROOM_MB)
     assert blocked.ok, blocked.error
     ref = getattr(targets, target)(**kw)
