@@ -7,6 +7,10 @@ aligned in one eflomal chunk (:func:`xlalign.wordalign.eflomal.align_corpus`, bo
 directions, symmetrised with the stage's heuristic, grow-diag-final-and by default); the
 symmetrised links of the last ``len(test)`` lines are the test pairs' alignment (before
 the one-to-one / identical-word filters, which only select training pairs).
+
+A word holding a whitespace character (KFTT ja-en's FULL-WIDTH SPACE U+3000 is a word of
+its own) is written for eflomal with each such character as ``<U+XXXX>``: eflomal splits
+its input on whitespace, and only the identity of a word matters to it.
 """
 
 from __future__ import annotations
@@ -23,15 +27,23 @@ from xlalign.wordalign.eflomal import AlignmentPaths, AlignOptions, align_corpus
 from xlalign.wordalign.symmetrize import Link, read_pharaoh
 
 
+def eflomal_word(word: str) -> str:
+    """``word`` with each whitespace character written ``<U+XXXX>`` (a word eflomal
+    reads as one token; distinct words stay distinct)."""
+    if not any(c.isspace() for c in word):
+        return word
+    return "".join(f"<U+{ord(c):04X}>" if c.isspace() else c for c in word)
+
+
 def _check_side(sentences: Sequence[Sequence[str]], what: str) -> None:
     for k, words in enumerate(sentences):
         if not words:
             raise InputError(f"eflomal reference: {what} sentence {k + 1} is empty")
         for w in words:
-            if not w or any(c.isspace() for c in w):
+            if not w:
                 raise InputError(
-                    f"eflomal reference: {what} sentence {k + 1} has the token {w!r}; "
-                    "expected non-empty tokens without whitespace"
+                    f"eflomal reference: {what} sentence {k + 1} has an empty token; "
+                    "expected non-empty tokens"
                 )
 
 
@@ -75,8 +87,14 @@ def eflomal_reference(
     with tempfile.TemporaryDirectory(prefix="xlalign-eflomal-ref-", dir=tmpdir) as work:
         w = Path(work)
         corpus = w / "corpus.tsv"
-        train = zip(train_src, train_tgt, strict=True)
-        test = zip(test_src, test_tgt, strict=True)
+        train = (
+            ([eflomal_word(w) for w in s], [eflomal_word(w) for w in t])
+            for s, t in zip(train_src, train_tgt, strict=True)
+        )
+        test = (
+            ([eflomal_word(w) for w in s], [eflomal_word(w) for w in t])
+            for s, t in zip(test_src, test_tgt, strict=True)
+        )
         write_parallel(
             corpus,
             [

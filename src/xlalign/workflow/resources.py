@@ -265,6 +265,8 @@ DOWNLOAD_MB = {
     # One official file of a zero-shot task (ud-treebanks-v2.5.tgz 355 MB, panx_dataset.tar
     # 234 MB, SQuAD train 30 MB; XNLI-MT-1.0.zip's size is not published: a bound).
     "download_task_file": 2_000,
+    # One file of a public word-alignment gold set (the largest, jaen.src-tgt, ~0.2 MB).
+    "download_gold_file": 10,
 }
 #: Assumed sustained download speed, MB/s (downloads resume after a time-limit kill).
 DOWNLOAD_MB_S = 5
