@@ -209,3 +209,17 @@ def test_table_puts_each_set_beside_the_published_figures() -> None:
     assert list(by_layer.frame.loc["e5 (argmax)"]) == ["80.0", "62.4", "70.0"]
     assert gold_data.published_key("en-fr") == "fr-en"
     assert gold_data.published_key("zh-en") == "zh-en"
+
+
+def test_with_gold_sets_the_unused_gold_pair_needs_no_bitext() -> None:
+    import yaml
+
+    from xlalign.config import validate
+
+    raw = yaml.safe_load((REPO / "config" / "paper.yaml").read_text(encoding="utf-8"))
+    del raw["parallel"]["sources"]["en-de"]
+    raw["analysis"]["distances"]["pairs"] = ["en-fr"]
+    validate(raw)  # gold.pair (default en-de) is not used by the sets
+    del raw["analysis"]["gold"]["sets"]
+    with pytest.raises(ConfigError, match=r"analysis\.gold\.pair: analysis: 'en-de'"):
+        validate(raw)

@@ -6,46 +6,9 @@
 # and unrelated word pairs (003 section 5.4). With analysis.gold.sets (full scale), the
 # public gold sets are fetched by download_gold_file (pinned URLs, sha256) and every
 # encoder and eflomal is scored on each (xlalign.analysis.gold).
-from xlalign.analysis import gold as gold_data
-
-GOLD_SETS = gold_data.configured_sets(config)
-
-
-def gold_set_files():
-    """Every downloaded file of the configured gold sets."""
-    return [p for spec in GOLD_SETS.values() for p in spec["paths"]]
-
-
-def gold_set_corpora():
-    """Set id -> (its pair's corpus.tsv, whether the columns are target, source), for
-    the sets whose pair (either direction) has parallel.sources."""
-    out = {}
-    for sid, spec in GOLD_SETS.items():
-        a, b = spec["pair"].split("-")
-        for src, tgt, swap in ((a, b, False), (b, a, True)):
-            if f"{src}-{tgt}" in config["parallel"]["sources"]:
-                out[sid] = (
-                    output_path(rules.parallel_corpus, "tsv", src=src, tgt=tgt),
-                    swap,
-                )
-                break
-    return out
-
-
-def eflomal_reference_inputs(wildcards):
-    """The bitext eflomal is trained with: the gold pair's, or each set's where it has one."""
-    if GOLD_SETS:
-        return {
-            "gold": gold_set_files(),
-            "corpora": [c for c, _ in gold_set_corpora().values()],
-        }
-    src, tgt = AN["gold"]["pair"].split("-")
-    return {"corpus": output_path(rules.parallel_corpus, "tsv", src=src, tgt=tgt)}
-
-
 rule download_gold_file:
     output:
-        gold_data.gold_download_file("{gsource}", "{gfile}"),
+        xlgold.gold_download_file("{gsource}", "{gfile}"),
     log:
         "logs/download/gold/{gsource}/{gfile}.log",
     benchmark:
@@ -61,7 +24,7 @@ rule download_gold_file:
         runtime=job_runtime("download_gold_file"),
         disk_mb=job_disk("download_gold_file"),
     params:
-        dl=lambda wc: gold_data.download_spec(config, wc.gsource, wc.gfile),
+        dl=lambda wc: xlgold.download_spec(config, wc.gsource, wc.gfile),
     script:
         "../scripts/download.py"
 
