@@ -9,11 +9,8 @@ import pytest
 from test_analysis_reference import synthetic
 from tiny_encoder import TINY_LAYERS, make_fixed_vocab_encoder
 
-from xlalign.analysis.experiment import (
-    _training_pairs,
-    run_eflomal_reference,
-    run_encoder_analysis,
-)
+from xlalign.analysis import reference
+from xlalign.analysis.experiment import _Bitext, run_eflomal_reference, run_encoder_analysis
 from xlalign.core.formats.parallel import write_parallel
 
 
@@ -51,8 +48,39 @@ def test_eflomal_reference_per_set_with_the_bitext_in_either_direction(tmp_path:
     assert per["with-bitext"]["aer"] < 0.15
     assert out["aer"] == per["with-bitext"]["aer"]  # the first set at the top
     # the bitext is read in the set's direction
-    assert _training_pairs(corpus, None, swap=True) == (train_src, train_tgt)
-    assert _training_pairs(corpus, 5)[0] == train_tgt[:5]
+    assert list(_Bitext(corpus, None, swap=True)) == list(zip(train_src, train_tgt, strict=True))
+    five = _Bitext(corpus, 5)
+    assert [s for s, _ in five] == train_tgt[:5] and five.count == 5
+
+
+def test_eflomal_reference_aligns_in_the_stages_chunks(tmp_path: Path, monkeypatch) -> None:
+    # the stage's chunk size and shared priors, not one chunk of the whole bitext; the
+    # gold pairs first, so in the first (full) chunk; the bitext capped by max_pairs
+    pytest.importorskip("eflomal")
+    train_src, train_tgt, _ = synthetic(300, 0)
+    test_src, test_tgt, truth = synthetic(12, 1)
+    corpus = tmp_path / "xx-yy.tsv"
+    pairs = zip(train_src, train_tgt, strict=True)
+    write_parallel(corpus, [(f"p{k}", s, t) for k, (s, t) in enumerate(pairs)])
+    seen = []
+    real = reference.align_corpus
+
+    def spy(path, out, opts, **kw):
+        lines = Path(path).read_text().splitlines()[1:]
+        seen.append((opts.chunk_size, opts.shared_priors, len(lines), lines[0].split("\t")[0]))
+        return real(path, out, opts, **kw)
+
+    monkeypatch.setattr(reference, "align_corpus", spy)
+    out = run_eflomal_reference(
+        gold_source="handmade", corpus_tsv=None, output=tmp_path / "ref.json",
+        sets={"s": _awesome(tmp_path, "s", test_src, test_tgt, truth)},
+        corpora={"s": (corpus, False)}, max_pairs=250, seed=0,
+        wordalign={"chunk_size": 100, "shared_priors": {"enabled": True, "sample_pairs": 50}},
+    )  # fmt: skip
+    assert seen == [(100, True, 12 + 250, "test-0")]
+    assert out["gold_sets"]["s"]["training_pairs"] == 250
+    assert (out["chunk_size"], out["shared_priors"], out["max_pairs"]) == (100, True, 250)
+    assert out["aer"] < 0.2
 
 
 def test_encoder_analysis_records_every_set(tmp_path: Path) -> None:

@@ -90,6 +90,7 @@ rule eflomal_reference:
         gold_base=AN["gold"]["base"],
         wordalign=config["wordalign"],
         seed=config["wordalign"]["seed"],
+        max_pairs=AN["eflomal"]["max_pairs"],
     script:
         "../scripts/eflomal_reference.py"
 
@@ -137,5 +138,9 @@ rule analysis_tables:
         mem_mb=job_mem("analysis_tables"),
         runtime=job_runtime("analysis_tables"),
         disk_mb=job_disk("analysis_tables"),
+    params:
+        # the languages the continued pre-training trains on (a note on the gold sets
+        # with others)
+        languages=LANGS,
     script:
         "../scripts/analysis_tables.py"

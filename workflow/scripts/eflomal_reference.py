@@ -21,5 +21,7 @@ with job_logging(snakemake):
         output=snakemake.output.stats,
         wordalign=par.wordalign,
         seed=par.seed if par.seed is not None else 0,
+        max_pairs=par.max_pairs,
+        tmpdir=snakemake.resources.get("tmpdir"),
         threads=snakemake.threads,
     )

@@ -14,7 +14,7 @@ and ``xlalign analyse`` call).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +165,7 @@ def run_encoder_analysis(
                 for k in range(depth)
             ],
         }
+        del s_states, t_states  # one set's states at a time
     first = next(iter(per_set.values()))
     depth = first["layers"]
     out: dict[str, Any] = {
@@ -207,18 +208,26 @@ def run_encoder_analysis(
     return out
 
 
-def _training_pairs(
-    corpus_tsv: PathLike, max_pairs: int | None, *, swap: bool = False
-) -> tuple[list[list[str]], list[list[str]]]:
-    train_src: list[list[str]] = []
-    train_tgt: list[list[str]] = []
-    if max_pairs is None or max_pairs > 0:
-        for _pid, s, t in read_parallel(corpus_tsv):
-            train_src.append(t if swap else s)
-            train_tgt.append(s if swap else t)
-            if max_pairs is not None and len(train_src) >= max_pairs:
-                break
-    return train_src, train_tgt
+class _Bitext:
+    """The training pairs of one gold set, streamed from the alignment stage's
+    corpus.tsv in the set's direction (``swap``: its columns are the set's target and
+    source), at most ``max_pairs`` (None: all); ``count`` = the pairs read so far."""
+
+    def __init__(self, corpus_tsv: PathLike, max_pairs: int | None, *, swap: bool = False):
+        self.corpus_tsv = corpus_tsv
+        self.max_pairs = max_pairs
+        self.swap = swap
+        self.count = 0
+
+    def __iter__(self) -> Iterator[tuple[list[str], list[str]]]:
+        self.count = 0
+        if self.max_pairs is not None and self.max_pairs <= 0:
+            return
+        for _pid, s, t in read_parallel(self.corpus_tsv):
+            self.count += 1
+            yield (t, s) if self.swap else (s, t)
+            if self.max_pairs is not None and self.count >= self.max_pairs:
+                return
 
 
 def run_eflomal_reference(
@@ -234,6 +243,7 @@ def run_eflomal_reference(
     corpora: Mapping[str, tuple[PathLike, bool]] | None = None,
     gold_format: str = "auto",
     gold_base: int | None = None,
+    tmpdir: PathLike | None = None,
 ) -> dict[str, Any]:
     """AER of eflomal's symmetrised links on the gold sentences, aligned together with the
     alignment stage's training pairs with its settings (``wordalign``: the config section).
@@ -241,7 +251,11 @@ def run_eflomal_reference(
     With ``sets`` (as :func:`run_encoder_analysis`), each set is aligned with the corpus
     ``corpora`` gives for it (set id -> (corpus.tsv, whether its columns are the set's
     target and source)), or with its own sentences alone where it has none (recorded as
-    0 training pairs); each set is recorded under ``gold_sets``, the first at the top."""
+    0 training pairs); each set is recorded under ``gold_sets``, the first at the top.
+
+    The bitext (its first ``max_pairs`` pairs; None: all) is streamed and aligned in the
+    stage's chunks with its shared priors (:mod:`xlalign.analysis.reference`), so memory
+    is one chunk's whatever its length; temporary files go under ``tmpdir``."""
     from xlalign.analysis.reference import eflomal_reference
     from xlalign.wordalign.aer import score
     from xlalign.wordalign.eflomal import AlignOptions
@@ -250,37 +264,48 @@ def run_eflomal_reference(
     per_set: dict[str, dict[str, Any]] = {}
     read = gold_sets(gold_source, sets, fmt=gold_format, base=gold_base)
     for sid, (src, tgt, gold, described, pair) in read.items():
+        bitext: _Bitext | None
         if sets:
             corpus = (corpora or {}).get(sid)
-            train_src, train_tgt = (
-                _training_pairs(corpus[0], max_pairs, swap=corpus[1]) if corpus else ([], [])
-            )
+            bitext = _Bitext(corpus[0], max_pairs, swap=corpus[1]) if corpus else None
         else:
             if corpus_tsv is None:
                 raise InputError("eflomal reference: no corpus.tsv for the gold set")
-            train_src, train_tgt = _training_pairs(corpus_tsv, max_pairs)
-            if not train_src:
+            bitext = _Bitext(corpus_tsv, max_pairs)
+            if max_pairs != 0 and next(iter(bitext), None) is None:
                 raise InputError(
                     f"{corpus_tsv}: no sentence pair to train eflomal on; expected the "
                     "alignment stage's corpus.tsv (a header 'id, source, target', then one "
                     "tab-separated pair per line)"
                 )
         links = eflomal_reference(
-            src, tgt, train_src, train_tgt, options=options, seed=seed, threads=threads
+            src,
+            tgt,
+            bitext=bitext if bitext is not None else (),
+            options=options,
+            seed=seed,
+            threads=threads,
+            tmpdir=tmpdir,
         )
+        n_train = bitext.count if bitext is not None else 0
         res = score(links, gold, sentences=(src, tgt))
         per_set[sid] = {
             "source": described,
             "pair": pair,
             "sentences": len(src),
-            "training_pairs": len(train_src),
+            "training_pairs": n_train,
             "aer": res.aer,
             "precision": res.precision,
             "recall": res.recall,
         }
     first = next(iter(per_set.values()))
+    used = options if options is not None else AlignOptions()
     out: dict[str, Any] = {
-        "aligner": "eflomal (grow-diag-final-and)",
+        "aligner": f"eflomal ({used.symmetrization})",
+        # the alignment stage's chunking, as the reference used it (module reference)
+        "chunk_size": used.chunk_size,
+        "shared_priors": used.shared_priors,
+        "max_pairs": max_pairs,
         "gold": {"source": first["source"], "sentences": first["sentences"]},
         "training_pairs": first["training_pairs"],
         "aer": first["aer"],

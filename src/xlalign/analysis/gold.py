@@ -141,7 +141,14 @@ def load_set(spec: Mapping[str, Any]) -> GoldSet:
     base = int(spec["base"])
     drop = [int(n) for n in spec.get("drop_lines") or ()]
     if fmt == "awesome":
-        return read_awesome(paths[0], paths[1], base=base, drop_lines=drop)
-    if fmt == "wpt":
-        return read_wpt(paths[0], paths[1], paths[2], base=base, drop_lines=drop)
-    raise ConfigError(f"gold set format {fmt!r}: expected one of {', '.join(SET_FORMATS)}")
+        g = read_awesome(paths[0], paths[1], base=base, drop_lines=drop)
+    elif fmt == "wpt":
+        g = read_wpt(paths[0], paths[1], paths[2], base=base, drop_lines=drop)
+    else:
+        raise ConfigError(f"gold set format {fmt!r}: expected one of {', '.join(SET_FORMATS)}")
+    declared = spec.get("pairs")
+    if declared is not None and len(g.src) != int(declared):
+        raise InputError(
+            f"{paths[0]}: {len(g.src)} sentence pairs; the set's `pairs` declares {declared}"
+        )
+    return g

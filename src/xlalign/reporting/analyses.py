@@ -71,13 +71,17 @@ _SWEEP_TITLES = {
 class AnalysisTable(Table):
     """A :class:`~xlalign.reporting.tables.Table` whose best cells follow each column's
     direction: ``lower_is_better`` columns (Δ, AER) take the minimum, ``not_scores``
-    (counts, layers, descriptive statistics) are never bolded."""
+    (counts, layers, descriptive statistics) are never bolded, and ``unranked`` rows (by
+    display name: figures quoted from a publication, another run and protocol) are shown
+    but neither bolded nor compared: the best cell is picked among the other rows."""
 
     lower_is_better: tuple[str, ...] = ()
     not_scores: tuple[str, ...] = ()
+    unranked: tuple[str, ...] = ()
 
     def best(self) -> set[tuple[object, object]]:
-        return best_cells(self.values, lower_is_better=self.lower_is_better, skip=self.not_scores)
+        ranked = self.values.loc[[r not in self.unranked for r in self.values.index]]
+        return best_cells(ranked, lower_is_better=self.lower_is_better, skip=self.not_scores)
 
     def summary(self) -> dict[str, Any]:
         """Caption, notes and every cell (mean, std, seeds) for the summary JSON."""
@@ -138,10 +142,12 @@ def _table(
     lower_is_better: Sequence[str] = (),
     not_scores: Sequence[str] = (),
     fixed: Mapping[tuple[str, str], str] | None = None,
+    unranked: Sequence[str] = (),
 ) -> AnalysisTable:
     """An :class:`AnalysisTable` from per-seed values: ``rows`` are (id, display name),
     ``cells[(row id, column)]`` the values over seeds; ``fixed`` display texts replace
-    the formatted ones (e.g. a layer index)."""
+    the formatted ones (e.g. a layer index); ``unranked`` row ids are never bolded nor
+    compared (:class:`AnalysisTable`)."""
     labels = [label for _, label in rows]
     frame = pd.DataFrame(index=pd.Index(labels, name=index_name), columns=list(columns))
     values = pd.DataFrame(np.nan, index=frame.index, columns=list(columns), dtype=float)
@@ -165,6 +171,7 @@ def _table(
         footnotes=list(footnotes),
         lower_is_better=tuple(lower_is_better),
         not_scores=tuple(not_scores),
+        unranked=tuple(label for row_id, label in rows if row_id in set(unranked)),
     )
 
 
@@ -1270,11 +1277,38 @@ def _set_records(records: Sequence[Record]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def gold_sets_frame(records: Sequence[Record], reference: Record | None = None) -> AnalysisTable:
+#: The short name of the published figures' source, in their rows' labels.
+PUBLISHED_LABEL = "published, awesome-align README"
+
+
+def languages_outside(records: Sequence[Record], languages: Sequence[str]) -> dict[str, list[str]]:
+    """Set id -> the languages of its pair that are not among ``languages`` (the
+    configured ones, those the continued pre-training trains on), for the sets that
+    have any."""
+    out: dict[str, list[str]] = {}
+    for sid, v in _set_records(records).items():
+        outside = [lang for lang in str(v["pair"]).split("-") if lang not in languages]
+        if outside:
+            out[sid] = outside
+    return out
+
+
+def gold_sets_frame(
+    records: Sequence[Record],
+    reference: Record | None = None,
+    *,
+    languages: Sequence[str] | None = None,
+) -> AnalysisTable:
     """AER (percent, best layer) of every encoder x method and of eflomal on each public
     gold set (``gold_sets`` of the records), beside the published figures of
     awesome-align's README for the same test sets
-    (:data:`xlalign.analysis.gold.PUBLISHED_AER`, labelled as such)."""
+    (:data:`xlalign.analysis.gold.PUBLISHED_AER`): rows labelled with their source and
+    never bolded, the best cell of a column being picked among this run's rows only (the
+    published ones are another run, with its own tokenisation and training data).
+
+    ``languages`` (the configured ones): a note names each set with a language outside
+    them, which the continued pre-training runs did not train on; such sets are kept
+    (the published figures are for them too) and said to be so."""
     from xlalign.analysis.gold import PUBLISHED_AER, PUBLISHED_AER_SOURCE, published_key
 
     sets = _set_records(records)
@@ -1321,14 +1355,38 @@ def gold_sets_frame(records: Sequence[Record], reference: Record | None = None) 
             f"the pair's bitext where configured (training pairs: {', '.join(trained)}); "
             "with few or no training pairs it is far below the published figure."
         )
+    published = []
     for system, per_pair in PUBLISHED_AER.items():
         row_id = f"published/{system}"
-        rows.append((row_id, f"{system}, published"))
+        published.append(row_id)
+        rows.append((row_id, f"{system} ({PUBLISHED_LABEL})"))
         for sid, v in sets.items():
             value = per_pair.get(published_key(str(v["pair"])))
             if value is not None:
                 cells[(row_id, col_of[sid])] = [value]
-    notes.append(f"Published rows: {PUBLISHED_AER_SOURCE}; none is published for en-hi.")
+    notes.append(
+        f"Rows marked '{PUBLISHED_LABEL}': {PUBLISHED_AER_SOURCE}; none is published for "
+        "en-hi. They are another run (their own tokenisation, training data and, for "
+        "mBERT, extraction), quoted for orientation: never bolded, and the bold best cell "
+        "of a column is the best of this run's rows."
+    )
+    notes.append(
+        "Encoders scored: the configured encoder and its continued pre-training and "
+        "fine-tuned states; the meta-pretrained (004) and derived-language (001) models are "
+        "not scored on these sets (they are trained on other languages and evaluated by "
+        "their own stages)."
+    )
+    if languages is not None:
+        outside = languages_outside(records, languages)
+        if outside:
+            named = "; ".join(f"{sid} ({', '.join(langs)})" for sid, langs in outside.items())
+            notes.append(
+                f"Languages outside the configured ones: {named}. The continued "
+                "pre-training runs saw no text of them (the base encoder's own "
+                "pre-training may have): their AER there measures alignment carried over "
+                "to an untrained language. Kept, beside the published figures for the "
+                "same sets."
+            )
     notes.append(
         "Sets: "
         + "; ".join(f"{sid} ({v['sentences']} sentence pairs)" for sid, v in sets.items())
@@ -1346,6 +1404,7 @@ def gold_sets_frame(records: Sequence[Record], reference: Record | None = None) 
         footnotes=notes,
         fixed=fixed,
         lower_is_better=columns,
+        unranked=published,
     )
 
 
@@ -1748,6 +1807,7 @@ def write_analysis(
     fig_dir: PathLike,
     summary_json: PathLike,
     transfer: Mapping[str, Mapping[str, float]] | None = None,
+    languages: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The AER table and, when any record has them, the distances table (``out_md``;
     both in ``out_tex``), the figures in ``fig_dir`` (``aer_by_layer``,
@@ -1755,7 +1815,8 @@ def write_analysis(
     ``alignment_transfer`` with ``transfer``), and ``summary_json``: the best AER layer
     per encoder and method, eflomal's AER, the tables' cells, the alignment/transfer
     correlation by layer (:func:`alignment_transfer_by_layer`, with ``transfer``: encoder
-    -> task -> zero-shot score) and the figure file names."""
+    -> task -> zero-shot score) and the figure file names. ``languages``: the configured
+    ones, for the gold-set table's note on sets outside them (:func:`gold_sets_frame`)."""
     aer = aer_frame(records, reference)
     tables = [aer]
     fig_dir = Path(fig_dir)
@@ -1764,7 +1825,7 @@ def write_analysis(
     if all(rec.get("word_score_by_layer") for rec in records):
         paths += word_score_figure(records, fig_dir / "word_score_by_layer")
     if any(rec.get("gold_sets") for rec in records):
-        tables.append(gold_sets_frame(records, reference))
+        tables.append(gold_sets_frame(records, reference, languages=languages))
         tables += [gold_set_layers_frame(records, sid) for sid in _set_records(records)]
     if _distances(records):
         tables.append(distances_frame(records))
@@ -1822,6 +1883,9 @@ def write_analysis(
                 for sid, entry in _set_records(records).items()
             },
             "eflomal": (reference or {}).get("gold_sets"),
+            "languages_outside": (
+                languages_outside(records, languages) if languages is not None else None
+            ),
         },
         "tables": {t.name: t.summary() for t in tables},
         "alignment_transfer": correlation,
