@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from xlalign.analysis.reference import eflomal_reference
+from xlalign.analysis.reference import eflomal_reference, eflomal_word
 from xlalign.core.errors import InputError
 from xlalign.wordalign.aer import score
 
@@ -47,5 +47,13 @@ def test_eflomal_reference_errors() -> None:
         eflomal_reference([["a"]], [], [], [])
     with pytest.raises(InputError, match="empty"):
         eflomal_reference([["a"]], [[]])
-    with pytest.raises(InputError, match="whitespace"):
-        eflomal_reference([["a b"]], [["c"]])
+    with pytest.raises(InputError, match="empty token"):
+        eflomal_reference([["a", ""]], [["c"]])
+
+
+def test_eflomal_word_keeps_a_full_width_space_a_word_of_its_own() -> None:
+    # KFTT ja-en writes U+3000 as a word: eflomal (which splits on whitespace) gets a
+    # visible stand-in, so the later words keep their positions
+    assert eflomal_word("\u3000") == "<U+3000>"
+    assert eflomal_word("a\tb") == "a<U+0009>b"
+    assert eflomal_word("word") == "word"

@@ -3,12 +3,36 @@
 # optimal transport) scored by AER against gold links (004 section 4.4) with eflomal's
 # links as the reference point, the word alignment score by layer and its Spearman
 # correlation with zero-shot transfer across encoders (001), and L2 distances of related
-# and unrelated word pairs (003 section 5.4).
+# and unrelated word pairs (003 section 5.4). With analysis.gold.sets (full scale), the
+# public gold sets are fetched by download_gold_file (pinned URLs, sha256) and every
+# encoder and eflomal is scored on each (xlalign.analysis.gold).
+rule download_gold_file:
+    output:
+        xlgold.gold_download_file("{gsource}", "{gfile}"),
+    log:
+        "logs/download/gold/{gsource}/{gfile}.log",
+    benchmark:
+        "logs/download/gold/{gsource}/{gfile}.benchmark.tsv"
+    wildcard_constraints:
+        gsource="|".join(re.escape(s) for s in config["downloads"]["gold"]) or "none",
+        gfile="[^/]+",
+    conda:
+        f"{ENVS}/core.yaml"
+    threads: job_threads("download_gold_file")
+    resources:
+        mem_mb=job_mem("download_gold_file"),
+        runtime=job_runtime("download_gold_file"),
+        disk_mb=job_disk("download_gold_file"),
+    params:
+        dl=lambda wc: xlgold.download_spec(config, wc.gsource, wc.gfile),
+    script:
+        "../scripts/download.py"
 
 
 rule analyse_encoder:
     input:
         unpack(lambda wc: analysis_inputs(wc.aenc)),
+        gold=gold_set_files(),
     output:
         stats=f"{RES}/analysis/encoders/{{aenc}}.json",
     log:
@@ -28,6 +52,9 @@ rule analyse_encoder:
     params:
         encoder=lambda wc: analysis_encoder_dir(wc.aenc),
         gold=AN["gold"]["source"],
+        sets=GOLD_SETS,
+        gold_format=AN["gold"]["format"],
+        gold_base=AN["gold"]["base"],
         methods=AN["methods"],
         distances=distance_files(),
         settings=AN["distances"],
@@ -38,12 +65,7 @@ rule analyse_encoder:
 
 rule eflomal_reference:
     input:
-        corpus=lambda wc: output_path(
-            rules.parallel_corpus,
-            "tsv",
-            src=AN["gold"]["pair"].split("-")[0],
-            tgt=AN["gold"]["pair"].split("-")[1],
-        ),
+        unpack(eflomal_reference_inputs),
     output:
         stats=f"{RES}/analysis/eflomal_reference.json",
     log:
@@ -59,8 +81,16 @@ rule eflomal_reference:
         disk_mb=job_disk("eflomal_reference"),
     params:
         gold=AN["gold"]["source"],
+        sets=GOLD_SETS,
+        # (set id, swapped) of each file of input.corpora, in order
+        corpora=lambda wc: [
+            [sid, swap] for sid, (_, swap) in gold_set_corpora().items()
+        ],
+        gold_format=AN["gold"]["format"],
+        gold_base=AN["gold"]["base"],
         wordalign=config["wordalign"],
         seed=config["wordalign"]["seed"],
+        max_pairs=AN["eflomal"]["max_pairs"],
     script:
         "../scripts/eflomal_reference.py"
 
@@ -108,5 +138,9 @@ rule analysis_tables:
         mem_mb=job_mem("analysis_tables"),
         runtime=job_runtime("analysis_tables"),
         disk_mb=job_disk("analysis_tables"),
+    params:
+        # the languages the continued pre-training trains on (a note on the gold sets
+        # with others)
+        languages=LANGS,
     script:
         "../scripts/analysis_tables.py"

@@ -17,5 +17,6 @@ with job_logging(snakemake), atomic_dir(snakemake.output.figures) as figures:
         fig_dir=figures,
         summary_json=out.summary,
         transfer=zero_shot_transfer([read_json(p) for p in snakemake.input.runs]),
+        languages=snakemake.params.languages,
     )
     write_html(out.md, out.html)

@@ -14,7 +14,7 @@ and ``xlalign analyse`` call).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +26,16 @@ from xlalign.wordalign.symmetrize import Link, read_pharaoh
 log = logging.getLogger(__name__)
 
 
-def read_gold_set(source: str) -> tuple[list[list[str]], list[list[str]], Any, str]:
+def read_gold_set(
+    source: str, *, fmt: str = "auto", base: int | None = None
+) -> tuple[list[list[str]], list[list[str]], Any, str]:
     """(source sentences, target sentences, gold, description) of ``analysis.gold.source``:
     ``handmade`` (the package's English-German set) or a path stem with ``.src``, ``.tgt``
-    (one tokenised sentence per line) and ``.gold`` (Pharaoh or NAACL links)."""
+    (one tokenised sentence per line, words split on ASCII spaces only) and ``.gold``
+    (Pharaoh or NAACL links, ``fmt``; a Pharaoh file ``base``-indexed, 0 unless declared),
+    every link checked against its sentence pair."""
     from xlalign.analysis.gold import load_handmade_gold
+    from xlalign.core.formats.goldsets import split_words
     from xlalign.wordalign.aer import read_gold
 
     if source == "handmade":
@@ -41,11 +46,46 @@ def read_gold_set(source: str) -> tuple[list[list[str]], list[list[str]], Any, s
     for f in files:
         if not f.is_file():
             raise InputError(f"analysis.gold.source: {f} not found (expected .src/.tgt/.gold)")
-    src = [line.split() for line in files[0].read_text(encoding="utf-8").splitlines()]
-    tgt = [line.split() for line in files[1].read_text(encoding="utf-8").splitlines()]
+    src = [split_words(line) for line in files[0].read_text(encoding="utf-8").split("\n")]
+    tgt = [split_words(line) for line in files[1].read_text(encoding="utf-8").split("\n")]
+    for side in (src, tgt):
+        if side and not side[-1]:
+            side.pop()  # the final newline
     if len(src) != len(tgt):
         raise InputError(f"{files[0]} and {files[1]}: {len(src)} and {len(tgt)} lines")
-    return src, tgt, read_gold(files[2]), str(stem)
+    gold = read_gold(files[2], fmt, base=base, sentences=(src, tgt))
+    return src, tgt, gold, str(stem)
+
+
+def gold_sets(
+    gold_source: str,
+    sets: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    fmt: str = "auto",
+    base: int | None = None,
+) -> dict[str, tuple[list[list[str]], list[list[str]], Any, str, str | None]]:
+    """Set id -> (source sentences, target sentences, gold, description, pair): the
+    configured public sets (:func:`xlalign.analysis.gold.configured_sets`, read in their
+    published formats), or the one set of ``analysis.gold.source`` (id ``"gold"``; a
+    stem's links in ``fmt``, ``base``-indexed: :func:`read_gold_set`)."""
+    from xlalign.analysis.gold import load_set
+
+    if not sets:
+        src, tgt, gold, described = read_gold_set(gold_source, fmt=fmt, base=base)
+        return {"gold": (src, tgt, gold, described, None)}
+    out = {}
+    for sid, spec in sets.items():
+        g = load_set(spec)
+        for where, line, link in g.dropped:
+            log.warning(
+                "%s line %d: link %r outside its sentence pair dropped (declared "
+                "erratum of the published file)",
+                where,
+                line,
+                link,
+            )
+        out[sid] = (g.src, g.tgt, g.gold, g.description, str(spec.get("pair")))
+    return out
 
 
 def read_aligned_sample(
@@ -83,9 +123,16 @@ def run_encoder_analysis(
     output: PathLike,
     batch_size: int = 16,
     device: str | None = None,
+    sets: Mapping[str, Mapping[str, Any]] | None = None,
+    gold_format: str = "auto",
+    gold_base: int | None = None,
 ) -> dict[str, Any]:
     """AER and the word alignment score by layer on the gold set, and the L2 distances of
-    related and unrelated pairs of each ``distances`` pair (pair -> (corpus.tsv, links))."""
+    related and unrelated pairs of each ``distances`` pair (pair -> (corpus.tsv, links)).
+
+    With ``sets`` (``analysis.gold.sets`` as :func:`xlalign.analysis.gold.configured_sets`
+    resolves it), every set is scored and recorded under ``gold_sets`` (set id -> its
+    pair, sentences and the by-layer series); the top-level series are the first set's."""
     from transformers import AutoModel, AutoTokenizer
 
     from xlalign.analysis import alignment_score as al
@@ -95,25 +142,49 @@ def run_encoder_analysis(
     where = local_model_dir(encoder, what="encoder")
     tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True)
     model = AutoModel.from_pretrained(where, local_files_only=True)
-    src, tgt, gold, described = read_gold_set(gold_source)
-    s_states = al.layer_states(model, tokenizer, src, batch_size=batch_size, device=device)
-    t_states = al.layer_states(model, tokenizer, tgt, batch_size=batch_size, device=device)
-    depth = s_states[0].shape[0]
-    sure = [sorted(gold.get(i, (set(), set()))[0]) for i in range(len(src))]
-    aer = repr_align.aer_by_layer(s_states, t_states, gold, methods=methods)
+    per_set: dict[str, dict[str, Any]] = {}
+    read = gold_sets(gold_source, sets, fmt=gold_format, base=gold_base)
+    for sid, (src, tgt, gold, described, pair) in read.items():
+        s_states = al.layer_states(model, tokenizer, src, batch_size=batch_size, device=device)
+        t_states = al.layer_states(model, tokenizer, tgt, batch_size=batch_size, device=device)
+        depth = s_states[0].shape[0]
+        sure = [sorted(gold.get(i, (set(), set()))[0]) for i in range(len(src))]
+        aer = repr_align.aer_by_layer(s_states, t_states, gold, methods=methods)
+        per_set[sid] = {
+            "source": described,
+            "pair": pair,
+            "sentences": len(src),
+            "layers": depth,
+            "aer_by_layer": {m: [r.aer for r in rs] for m, rs in aer.items()},
+            "precision_by_layer": {m: [r.precision for r in rs] for m, rs in aer.items()},
+            "recall_by_layer": {m: [r.recall for r in rs] for m, rs in aer.items()},
+            "word_score_by_layer": [
+                al.contextual_alignment_score(
+                    [s[k] for s in s_states], [t[k] for t in t_states], sure
+                )
+                for k in range(depth)
+            ],
+        }
+        del s_states, t_states  # one set's states at a time
+    first = next(iter(per_set.values()))
+    depth = first["layers"]
     out: dict[str, Any] = {
         "encoder": name,
-        "gold": {"source": described, "sentences": len(src)},
+        "gold": {"source": first["source"], "sentences": first["sentences"]},
         "layers": depth,
-        "aer_by_layer": {m: [r.aer for r in rs] for m, rs in aer.items()},
-        "precision_by_layer": {m: [r.precision for r in rs] for m, rs in aer.items()},
-        "recall_by_layer": {m: [r.recall for r in rs] for m, rs in aer.items()},
-        "word_score_by_layer": [
-            al.contextual_alignment_score([s[k] for s in s_states], [t[k] for t in t_states], sure)
-            for k in range(depth)
-        ],
+        **{
+            k: first[k]
+            for k in (
+                "aer_by_layer",
+                "precision_by_layer",
+                "recall_by_layer",
+                "word_score_by_layer",
+            )
+        },
         "distances": {},
     }
+    if sets:
+        out["gold_sets"] = per_set
     for pair, (corpus_tsv, links) in sorted(distances.items()):
         psrc, ptgt, plinks = read_aligned_sample(corpus_tsv, links, int(settings["sentences"]))
         layer = settings.get("layer")
@@ -137,49 +208,111 @@ def run_encoder_analysis(
     return out
 
 
+class _Bitext:
+    """The training pairs of one gold set, streamed from the alignment stage's
+    corpus.tsv in the set's direction (``swap``: its columns are the set's target and
+    source), at most ``max_pairs`` (None: all); ``count`` = the pairs read so far."""
+
+    def __init__(self, corpus_tsv: PathLike, max_pairs: int | None, *, swap: bool = False):
+        self.corpus_tsv = corpus_tsv
+        self.max_pairs = max_pairs
+        self.swap = swap
+        self.count = 0
+
+    def __iter__(self) -> Iterator[tuple[list[str], list[str]]]:
+        self.count = 0
+        if self.max_pairs is not None and self.max_pairs <= 0:
+            return
+        for _pid, s, t in read_parallel(self.corpus_tsv):
+            self.count += 1
+            yield (t, s) if self.swap else (s, t)
+            if self.max_pairs is not None and self.count >= self.max_pairs:
+                return
+
+
 def run_eflomal_reference(
     *,
     gold_source: str,
-    corpus_tsv: PathLike,
+    corpus_tsv: PathLike | None,
     output: PathLike,
     max_pairs: int | None = None,
     wordalign: Mapping[str, Any] | None = None,
     seed: int = 0,
     threads: int = 1,
+    sets: Mapping[str, Mapping[str, Any]] | None = None,
+    corpora: Mapping[str, tuple[PathLike, bool]] | None = None,
+    gold_format: str = "auto",
+    gold_base: int | None = None,
+    tmpdir: PathLike | None = None,
 ) -> dict[str, Any]:
     """AER of eflomal's symmetrised links on the gold sentences, aligned together with the
-    alignment stage's training pairs with its settings (``wordalign``: the config section)."""
+    alignment stage's training pairs with its settings (``wordalign``: the config section).
+
+    With ``sets`` (as :func:`run_encoder_analysis`), each set is aligned with the corpus
+    ``corpora`` gives for it (set id -> (corpus.tsv, whether its columns are the set's
+    target and source)), or with its own sentences alone where it has none (recorded as
+    0 training pairs); each set is recorded under ``gold_sets``, the first at the top.
+
+    The bitext (its first ``max_pairs`` pairs; None: all) is streamed and aligned in the
+    stage's chunks with its shared priors (:mod:`xlalign.analysis.reference`), so memory
+    is one chunk's whatever its length; temporary files go under ``tmpdir``."""
     from xlalign.analysis.reference import eflomal_reference
     from xlalign.wordalign.aer import score
     from xlalign.wordalign.eflomal import AlignOptions
 
-    src, tgt, gold, described = read_gold_set(gold_source)
-    train_src: list[list[str]] = []
-    train_tgt: list[list[str]] = []
-    if max_pairs is None or max_pairs > 0:
-        for _pid, s, t in read_parallel(corpus_tsv):
-            train_src.append(s)
-            train_tgt.append(t)
-            if max_pairs is not None and len(train_src) >= max_pairs:
-                break
-    if not train_src:
-        raise InputError(
-            f"{corpus_tsv}: no sentence pair to train eflomal on; expected the alignment "
-            "stage's corpus.tsv (a header 'id, source, target', then one tab-separated pair "
-            "per line)"
-        )
     options = AlignOptions.from_config(dict(wordalign)) if wordalign else None
-    links = eflomal_reference(
-        src, tgt, train_src, train_tgt, options=options, seed=seed, threads=threads
-    )
-    res = score(links, gold)
-    out = {
-        "aligner": "eflomal (grow-diag-final-and)",
-        "gold": {"source": described, "sentences": len(src)},
-        "training_pairs": len(train_src),
-        "aer": res.aer,
-        "precision": res.precision,
-        "recall": res.recall,
+    per_set: dict[str, dict[str, Any]] = {}
+    read = gold_sets(gold_source, sets, fmt=gold_format, base=gold_base)
+    for sid, (src, tgt, gold, described, pair) in read.items():
+        bitext: _Bitext | None
+        if sets:
+            corpus = (corpora or {}).get(sid)
+            bitext = _Bitext(corpus[0], max_pairs, swap=corpus[1]) if corpus else None
+        else:
+            if corpus_tsv is None:
+                raise InputError("eflomal reference: no corpus.tsv for the gold set")
+            bitext = _Bitext(corpus_tsv, max_pairs)
+            if max_pairs != 0 and next(iter(bitext), None) is None:
+                raise InputError(
+                    f"{corpus_tsv}: no sentence pair to train eflomal on; expected the "
+                    "alignment stage's corpus.tsv (a header 'id, source, target', then one "
+                    "tab-separated pair per line)"
+                )
+        links = eflomal_reference(
+            src,
+            tgt,
+            bitext=bitext if bitext is not None else (),
+            options=options,
+            seed=seed,
+            threads=threads,
+            tmpdir=tmpdir,
+        )
+        n_train = bitext.count if bitext is not None else 0
+        res = score(links, gold, sentences=(src, tgt))
+        per_set[sid] = {
+            "source": described,
+            "pair": pair,
+            "sentences": len(src),
+            "training_pairs": n_train,
+            "aer": res.aer,
+            "precision": res.precision,
+            "recall": res.recall,
+        }
+    first = next(iter(per_set.values()))
+    used = options if options is not None else AlignOptions()
+    out: dict[str, Any] = {
+        "aligner": f"eflomal ({used.symmetrization})",
+        # the alignment stage's chunking, as the reference used it (module reference)
+        "chunk_size": used.chunk_size,
+        "shared_priors": used.shared_priors,
+        "max_pairs": max_pairs,
+        "gold": {"source": first["source"], "sentences": first["sentences"]},
+        "training_pairs": first["training_pairs"],
+        "aer": first["aer"],
+        "precision": first["precision"],
+        "recall": first["recall"],
     }
+    if sets:
+        out["gold_sets"] = per_set
     write_json(output, out)
     return out

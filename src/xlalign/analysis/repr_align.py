@@ -173,10 +173,23 @@ def aer_by_layer(
         _check_method(m)
     if not len(states_src):
         raise InputError("aer_by_layer: no sentence pairs")
+    if len(states_src) != len(states_tgt):
+        raise InputError(
+            f"aer_by_layer: {len(states_src)} source and {len(states_tgt)} target sentences"
+        )
+    # the word counts of every pair, so that a gold link outside its sentence is refused
+    lengths = (
+        [["w"] * int(np.asarray(s).shape[1]) for s in states_src],
+        [["w"] * int(np.asarray(t).shape[1]) for t in states_tgt],
+    )
     depth = int(np.asarray(states_src[0]).shape[0])
     return {
         m: [
-            score(align_corpus(states_src, states_tgt, layer, m, ot_iterations=ot_iterations), gold)
+            score(
+                align_corpus(states_src, states_tgt, layer, m, ot_iterations=ot_iterations),
+                gold,
+                sentences=lengths,
+            )
             for layer in range(depth)
         ]
         for m in methods

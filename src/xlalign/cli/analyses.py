@@ -46,6 +46,88 @@ def _add_config(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None)
 
 
+_GOLD_SET_HELP = (
+    "a public word-alignment gold set, scored in place of the config's: its id, language "
+    "pair (as its links are written), format (awesome: TEXT LINKS, 'src ||| tgt' lines; "
+    "wpt: SOURCE TARGET LINKS, '<s snum=N>' lines), index base (0 or 1, as the set ships; "
+    "a wrong one is an error) and files (repeat per set; default: the config's "
+    "analysis.gold.sets, read where the download rule puts them)"
+)
+
+
+def _add_gold_sets(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--gold-set", nargs="+", action="append", default=[],
+        metavar="ID PAIR FORMAT BASE FILE", help=_GOLD_SET_HELP,
+    )  # fmt: skip
+    p.add_argument(
+        "--drop-lines", nargs="+", action="append", default=[], metavar="ID LINE",
+        help="lines of a --gold-set's links file holding a published erratum (a link "
+        "outside its sentence) to drop, e.g. wpt05-en-hi 678",
+    )  # fmt: skip
+
+
+def _gold_sets(args: argparse.Namespace, cfg: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Set id -> spec (pair, format, base, paths, drop_lines) of ``--gold-set``, or the
+    configuration's ``analysis.gold.sets`` (at the download rule's paths); empty: the
+    configuration's ``analysis.gold.source`` is scored."""
+    from xlalign.analysis.gold import SET_FORMATS, configured_sets
+
+    if not args.gold_set:
+        if args.drop_lines:
+            raise argparse.ArgumentTypeError("argument --drop-lines: needs a --gold-set")
+        sets = configured_sets(cfg)
+        for sid, spec in sets.items():
+            for path in spec["paths"]:
+                check_arg(f"analysis.gold.sets.{sid} (the config's)", input_file, path)
+        return sets
+    out: dict[str, dict[str, Any]] = {}
+    for values in args.gold_set:
+        if len(values) < 4:
+            raise argparse.ArgumentTypeError(
+                f"argument --gold-set: {' '.join(values)!r}: expected ID PAIR FORMAT BASE FILE..."
+            )
+        sid, pair, fmt, base, *files = values
+        if sid in out:
+            raise argparse.ArgumentTypeError(f"argument --gold-set: {sid!r} given twice")
+        where = f"argument --gold-set {sid}"
+        a, dash, b = pair.partition("-")
+        if not (dash and a and b and a != b):
+            raise argparse.ArgumentTypeError(
+                f"{where}: pair {pair!r}; expected two languages, e.g. ro-en"
+            )
+        if fmt not in SET_FORMATS:
+            raise argparse.ArgumentTypeError(
+                f"{where}: format {fmt!r}; expected one of {', '.join(SET_FORMATS)}"
+            )
+        if base not in ("0", "1"):
+            raise argparse.ArgumentTypeError(f"{where}: index base {base!r}; expected 0 or 1")
+        if len(files) != len(SET_FORMATS[fmt]):
+            raise argparse.ArgumentTypeError(
+                f"{where}: the {fmt} format reads {len(SET_FORMATS[fmt])} files "
+                f"({', '.join(SET_FORMATS[fmt])}), got {len(files)}"
+            )
+        for f in files:
+            check_arg("--gold-set", input_file, f)
+        out[sid] = {"pair": pair, "format": fmt, "base": int(base), "paths": files}
+    unique_keys("--drop-lines", (v[0] for v in args.drop_lines))
+    for sid, *lines in args.drop_lines:
+        if sid not in out:
+            raise argparse.ArgumentTypeError(
+                f"argument --drop-lines: {sid!r} is not a --gold-set ({', '.join(out)})"
+            )
+        if not lines or not all(n.isdigit() and int(n) >= 1 for n in lines):
+            raise argparse.ArgumentTypeError(
+                f"argument --drop-lines {sid}: {lines}; expected line numbers >= 1"
+            )
+        out[sid]["drop_lines"] = [int(n) for n in lines]
+    return out
+
+
+def _gold_inputs(sets: dict[str, dict[str, Any]]) -> list[str]:
+    return [p for spec in sets.values() for p in spec["paths"]]
+
+
 def add_derive(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("derive", help="English and a derived language (001): text and task data")
     _add_config(p)
@@ -317,6 +399,7 @@ def add_analyse(sub: argparse._SubParsersAction) -> None:
         metavar=("PAIR", "CORPUS_TSV", "LINKS"),
         help="a word-aligned pair of the alignment stage (corpus.tsv, symmetrized.txt)",
     )  # fmt: skip
+    _add_gold_sets(p)
     p.add_argument("--output", "-o", required=True, type=output_file)
     p.set_defaults(func=_cmd_analyse)
 
@@ -328,46 +411,118 @@ def _cmd_analyse(args: argparse.Namespace) -> None:
     for _, tsv, links in args.distances:
         check_arg("--distances", input_file, tsv)
         check_arg("--distances", input_file, links)
+    cfg = _config(args.config)
+    an = cfg["analysis"]
+    sets = _gold_sets(args, cfg)
     check_paths(
-        inputs=[args.config, args.encoder, *(f for _, *pair in args.distances for f in pair)],
+        inputs=[
+            args.config,
+            args.encoder,
+            *(f for _, *pair in args.distances for f in pair),
+            *_gold_inputs(sets),
+        ],
         outputs=[args.output],
         args=args,
     )
-    an = _config(args.config)["analysis"]
     stats = run_encoder_analysis(
         encoder=args.encoder,
         name=args.name or Path(args.encoder).name,
         gold_source=an["gold"]["source"],
+        sets=sets or None,
+        gold_format=an["gold"]["format"],
+        gold_base=an["gold"]["base"],
         methods=an["methods"],
         distances={pair: (tsv, links) for pair, tsv, links in args.distances},
         settings=an["distances"],
         output=args.output,
         device=args.device,
     )
-    report({k: stats[k] for k in ("encoder", "aer_by_layer", "word_score_by_layer")}, args)
+    keys = ("encoder", "aer_by_layer", "word_score_by_layer", "gold_sets")
+    report({k: stats[k] for k in keys if k in stats}, args)
 
 
 def add_eflomal_reference(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("eflomal-reference", help="eflomal's AER on the analyses' gold set")
+    p = sub.add_parser("eflomal-reference", help="eflomal's AER on the analyses' gold sets")
     _add_config(p)
     p.add_argument(
-        "--corpus", required=True, type=input_file, help="the alignment stage's corpus.tsv"
+        "--corpus", type=input_file,
+        help="the alignment stage's corpus.tsv of analysis.gold.pair (the config's one "
+        "gold set, without gold sets)",
+    )  # fmt: skip
+    _add_gold_sets(p)
+    p.add_argument(
+        "--bitext", nargs=3, action="append", default=[], metavar=("ID", "PAIR", "CORPUS_TSV"),
+        help="the alignment stage's corpus.tsv of gold set ID's pair, its columns in PAIR's "
+        "order (the set's or the reverse); a set without one is aligned alone",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-pairs",
+        type=nonnegative_int,
+        default=None,
+        help="bitext pairs aligned with each set (default: analysis.eflomal.max_pairs)",
     )
     p.add_argument("--output", "-o", required=True, type=output_file)
     p.set_defaults(func=_cmd_eflomal_reference)
 
 
+def _bitexts(
+    args: argparse.Namespace, sets: dict[str, dict[str, Any]]
+) -> dict[str, tuple[str, bool]]:
+    """Set id -> (corpus.tsv, whether its columns are the set's target and source)."""
+    unique_keys("--bitext", (sid for sid, _, _ in args.bitext))
+    out: dict[str, tuple[str, bool]] = {}
+    for sid, pair, tsv in args.bitext:
+        if sid not in sets:
+            raise argparse.ArgumentTypeError(
+                f"argument --bitext: {sid!r} is not a gold set ({', '.join(sets) or 'none'})"
+            )
+        a, _, b = str(sets[sid]["pair"]).partition("-")
+        if pair not in (f"{a}-{b}", f"{b}-{a}"):
+            raise argparse.ArgumentTypeError(
+                f"argument --bitext {sid}: pair {pair!r}; the set is {a}-{b} (give {a}-{b} "
+                f"or {b}-{a}, the corpus's column order)"
+            )
+        check_arg("--bitext", input_file, tsv)
+        out[sid] = (tsv, pair != f"{a}-{b}")
+    return out
+
+
 def _cmd_eflomal_reference(args: argparse.Namespace) -> None:
     from xlalign.analysis.experiment import run_eflomal_reference
 
-    check_paths(inputs=[args.config, args.corpus], outputs=[args.output], args=args)
-    an = _config(args.config)["analysis"]
+    cfg = _config(args.config)
+    an = cfg["analysis"]
+    sets = _gold_sets(args, cfg)
+    corpora = _bitexts(args, sets)
+    if sets and args.corpus:
+        raise argparse.ArgumentTypeError(
+            "argument --corpus: with gold sets, give each set's bitext with --bitext"
+        )
+    if not sets and args.corpus is None:
+        raise argparse.ArgumentTypeError(
+            "argument --corpus: required without gold sets (--gold-set or the config's "
+            "analysis.gold.sets)"
+        )
+    check_paths(
+        inputs=[args.config, args.corpus, *_gold_inputs(sets), *(c for c, _ in corpora.values())],
+        outputs=[args.output],
+        args=args,
+    )
+    wa = cfg["wordalign"]
     report(
         run_eflomal_reference(
             gold_source=an["gold"]["source"],
             corpus_tsv=args.corpus,
+            sets=sets or None,
+            corpora=corpora,
+            gold_format=an["gold"]["format"],
+            gold_base=an["gold"]["base"],
             output=args.output,
-            seed=args.seed,
+            max_pairs=an["eflomal"]["max_pairs"] if args.max_pairs is None else args.max_pairs,
+            wordalign=wa,
+            # as the workflow's job: wordalign.seed (eflomal's own randomness is not
+            # reproducible), not --seed
+            seed=wa["seed"] if wa["seed"] is not None else 0,
         ),
         args,
     )

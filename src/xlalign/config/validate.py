@@ -497,7 +497,10 @@ def _check_analyses(cfg: dict[str, Any], fail: Any, pairs: Any) -> None:
         keyed = [
             (f"analysis.distances.pairs[{i}]", p) for i, p in enumerate(an["distances"]["pairs"])
         ]
-        for key, pair in [*keyed, ("analysis.gold.pair", an["gold"]["pair"])]:
+        # with analysis.gold.sets, gold.pair is unused: each set's eflomal reference takes
+        # its pair's bitext where parallel.sources has it, else the set's sentences alone
+        gold_pair = [] if an["gold"].get("sets") else [("analysis.gold.pair", an["gold"]["pair"])]
+        for key, pair in [*keyed, *gold_pair]:
             src, _, tgt = pair.partition("-")
             if (src, tgt) not in set(pairs):
                 fail(

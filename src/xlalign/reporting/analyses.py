@@ -71,13 +71,17 @@ _SWEEP_TITLES = {
 class AnalysisTable(Table):
     """A :class:`~xlalign.reporting.tables.Table` whose best cells follow each column's
     direction: ``lower_is_better`` columns (Δ, AER) take the minimum, ``not_scores``
-    (counts, layers, descriptive statistics) are never bolded."""
+    (counts, layers, descriptive statistics) are never bolded, and ``unranked`` rows (by
+    display name: figures quoted from a publication, another run and protocol) are shown
+    but neither bolded nor compared: the best cell is picked among the other rows."""
 
     lower_is_better: tuple[str, ...] = ()
     not_scores: tuple[str, ...] = ()
+    unranked: tuple[str, ...] = ()
 
     def best(self) -> set[tuple[object, object]]:
-        return best_cells(self.values, lower_is_better=self.lower_is_better, skip=self.not_scores)
+        ranked = self.values.loc[[r not in self.unranked for r in self.values.index]]
+        return best_cells(ranked, lower_is_better=self.lower_is_better, skip=self.not_scores)
 
     def summary(self) -> dict[str, Any]:
         """Caption, notes and every cell (mean, std, seeds) for the summary JSON."""
@@ -138,10 +142,12 @@ def _table(
     lower_is_better: Sequence[str] = (),
     not_scores: Sequence[str] = (),
     fixed: Mapping[tuple[str, str], str] | None = None,
+    unranked: Sequence[str] = (),
 ) -> AnalysisTable:
     """An :class:`AnalysisTable` from per-seed values: ``rows`` are (id, display name),
     ``cells[(row id, column)]`` the values over seeds; ``fixed`` display texts replace
-    the formatted ones (e.g. a layer index)."""
+    the formatted ones (e.g. a layer index); ``unranked`` row ids are never bolded nor
+    compared (:class:`AnalysisTable`)."""
     labels = [label for _, label in rows]
     frame = pd.DataFrame(index=pd.Index(labels, name=index_name), columns=list(columns))
     values = pd.DataFrame(np.nan, index=frame.index, columns=list(columns), dtype=float)
@@ -165,6 +171,7 @@ def _table(
         footnotes=list(footnotes),
         lower_is_better=tuple(lower_is_better),
         not_scores=tuple(not_scores),
+        unranked=tuple(label for row_id, label in rows if row_id in set(unranked)),
     )
 
 
@@ -1253,6 +1260,189 @@ def aer_frame(
     )
 
 
+def _set_records(records: Sequence[Record]) -> dict[str, dict[str, Any]]:
+    """Set id -> {"pair", "sentences", "by_encoder": {encoder: the set's record}} of the
+    records' ``gold_sets`` (analysis.gold.sets), in the first record's order."""
+    out: dict[str, dict[str, Any]] = {}
+    for k, rec in enumerate(records):
+        where = _where(rec, k, "encoder analysis")
+        sets = rec.get("gold_sets") or {}
+        if not isinstance(sets, Mapping):
+            raise InputError(f"{where}: gold_sets: expected a mapping")
+        for sid, one in sets.items():
+            entry = out.setdefault(
+                str(sid), {"pair": one.get("pair"), "sentences": one.get("sentences"), "by": {}}
+            )
+            entry["by"][str(_get(rec, "encoder", where))] = one
+    return out
+
+
+#: The short name of the published figures' source, in their rows' labels.
+PUBLISHED_LABEL = "published, awesome-align README"
+
+
+def languages_outside(records: Sequence[Record], languages: Sequence[str]) -> dict[str, list[str]]:
+    """Set id -> the languages of its pair that are not among ``languages`` (the
+    configured ones, those the continued pre-training trains on), for the sets that
+    have any."""
+    out: dict[str, list[str]] = {}
+    for sid, v in _set_records(records).items():
+        outside = [lang for lang in str(v["pair"]).split("-") if lang not in languages]
+        if outside:
+            out[sid] = outside
+    return out
+
+
+def gold_sets_frame(
+    records: Sequence[Record],
+    reference: Record | None = None,
+    *,
+    languages: Sequence[str] | None = None,
+) -> AnalysisTable:
+    """AER (percent, best layer) of every encoder x method and of eflomal on each public
+    gold set (``gold_sets`` of the records), beside the published figures of
+    awesome-align's README for the same test sets
+    (:data:`xlalign.analysis.gold.PUBLISHED_AER`): rows labelled with their source and
+    never bolded, the best cell of a column being picked among this run's rows only (the
+    published ones are another run, with its own tokenisation and training data).
+
+    ``languages`` (the configured ones): a note names each set with a language outside
+    them, which the continued pre-training runs did not train on; such sets are kept
+    (the published figures are for them too) and said to be so."""
+    from xlalign.analysis.gold import PUBLISHED_AER, PUBLISHED_AER_SOURCE, published_key
+
+    sets = _set_records(records)
+    if not sets:
+        raise InputError("encoder analyses: no record has gold_sets")
+    columns = [f"{sid} ({v['pair']})" for sid, v in sets.items()]
+    col_of = dict(zip(sets, columns, strict=True))
+    cells: dict[tuple[str, str], list[float]] = {}
+    fixed: dict[tuple[str, str], str] = {}
+    rows: list[tuple[str, str]] = []
+    methods = _methods(records)
+    for k, rec in enumerate(records):
+        enc = str(_get(rec, "encoder", _where(rec, k, "encoder analysis")))
+        for method in methods:
+            row_id = f"{enc}/{method}"
+            rows.append((row_id, f"{enc} ({method}, best layer)"))
+            for sid, v in sets.items():
+                one = v["by"].get(enc)
+                vals = (one or {}).get("aer_by_layer", {}).get(method) if one else None
+                if vals is None:
+                    continue
+                series = _series(vals, f"{enc}: gold_sets.{sid}.aer_by_layer.{method}")
+                b = best_layer(series)
+                if b is not None:
+                    aer = 100 * float(series[b])  # type: ignore[arg-type]
+                    cells[(row_id, col_of[sid])] = [aer]
+                    fixed[(row_id, col_of[sid])] = f"{aer:.1f} (layer {b})"
+    notes = [
+        "AER in percent (Och & Ney 2003; lower is better) on each set as published "
+        "(sure and possible links, the set's own tokens); encoders at their best layer "
+        "(0 = embeddings)."
+    ]
+    ref_sets = (reference or {}).get("gold_sets") or {}
+    if ref_sets:
+        rows.append(("eflomal", "eflomal (this run)"))
+        trained = []
+        for sid, one in ref_sets.items():
+            aer = finite_number(one.get("aer"), f"eflomal reference: gold_sets.{sid}.aer")
+            if aer is not None and sid in col_of:
+                cells[("eflomal", col_of[sid])] = [100 * aer]
+            trained.append(f"{sid}: {one.get('training_pairs', '?')}")
+        notes.append(
+            "eflomal (this run): grow-diag-final-and, trained on the set's sentences with "
+            f"the pair's bitext where configured (training pairs: {', '.join(trained)}); "
+            "with few or no training pairs it is far below the published figure."
+        )
+    published = []
+    for system, per_pair in PUBLISHED_AER.items():
+        row_id = f"published/{system}"
+        published.append(row_id)
+        rows.append((row_id, f"{system} ({PUBLISHED_LABEL})"))
+        for sid, v in sets.items():
+            value = per_pair.get(published_key(str(v["pair"])))
+            if value is not None:
+                cells[(row_id, col_of[sid])] = [value]
+    notes.append(
+        f"Rows marked '{PUBLISHED_LABEL}': {PUBLISHED_AER_SOURCE}; none is published for "
+        "en-hi. They are another run (their own tokenisation, training data and, for "
+        "mBERT, extraction), quoted for orientation: never bolded, and the bold best cell "
+        "of a column is the best of this run's rows."
+    )
+    notes.append(
+        "Encoders scored: the configured encoder and its continued pre-training and "
+        "fine-tuned states; the meta-pretrained (004) and derived-language (001) models are "
+        "not scored on these sets (they are trained on other languages and evaluated by "
+        "their own stages)."
+    )
+    if languages is not None:
+        outside = languages_outside(records, languages)
+        if outside:
+            named = "; ".join(f"{sid} ({', '.join(langs)})" for sid, langs in outside.items())
+            notes.append(
+                f"Languages outside the configured ones: {named}. The continued "
+                "pre-training runs saw no text of them (the base encoder's own "
+                "pre-training may have): their AER there measures alignment carried over "
+                "to an untrained language. Kept, beside the published figures for the "
+                "same sets."
+            )
+    notes.append(
+        "Sets: "
+        + "; ".join(f"{sid} ({v['sentences']} sentence pairs)" for sid, v in sets.items())
+        + "."
+    )
+    return _table(
+        "aer_gold_sets",
+        "AER on the public gold sets, best layer, beside the published figures",
+        "System",
+        rows,
+        columns,
+        cells,
+        decimals=1,
+        seeds=[1] * len(rows),
+        footnotes=notes,
+        fixed=fixed,
+        lower_is_better=columns,
+        unranked=published,
+    )
+
+
+def gold_set_layers_frame(records: Sequence[Record], set_id: str) -> AnalysisTable:
+    """AER (percent) of every encoder x method at every layer of one public gold set."""
+    sets = _set_records(records)
+    if set_id not in sets:
+        raise InputError(f"encoder analyses: no record has gold set {set_id!r}")
+    entry = sets[set_id]
+    series_of: dict[str, list[float | None]] = {}
+    rows: list[tuple[str, str]] = []
+    for enc, one in entry["by"].items():
+        for method, vals in (one.get("aer_by_layer") or {}).items():
+            row_id = f"{enc}/{method}"
+            rows.append((row_id, f"{enc} ({method})"))
+            series_of[row_id] = _series(vals, f"{enc}: gold_sets.{set_id}.aer_by_layer")
+    depth = max((len(v) for v in series_of.values()), default=0)
+    columns = [f"layer {i}" for i in range(depth)]
+    cells = {
+        (row_id, f"layer {i}"): [100 * float(v)]
+        for row_id, series in series_of.items()
+        for i, v in enumerate(series)
+        if v is not None
+    }
+    return _table(
+        f"aer_by_layer_{set_id}",
+        f"AER (percent) by layer on {set_id} ({entry['pair']}, {entry['sentences']} pairs)",
+        "Encoder (method)",
+        rows,
+        columns,
+        cells,
+        decimals=1,
+        seeds=[1] * len(rows),
+        footnotes=["Layer 0 = the embeddings; lower is better."],
+        lower_is_better=columns,
+    )
+
+
 def _plot_by_layer(ax: Any, k: int, values: Sequence[float | None], label: str) -> None:
     """One series over layers 0, 1, ... (the ``k``-th line's colour; None left as a gap)."""
     ax.plot(
@@ -1617,6 +1807,7 @@ def write_analysis(
     fig_dir: PathLike,
     summary_json: PathLike,
     transfer: Mapping[str, Mapping[str, float]] | None = None,
+    languages: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The AER table and, when any record has them, the distances table (``out_md``;
     both in ``out_tex``), the figures in ``fig_dir`` (``aer_by_layer``,
@@ -1624,7 +1815,8 @@ def write_analysis(
     ``alignment_transfer`` with ``transfer``), and ``summary_json``: the best AER layer
     per encoder and method, eflomal's AER, the tables' cells, the alignment/transfer
     correlation by layer (:func:`alignment_transfer_by_layer`, with ``transfer``: encoder
-    -> task -> zero-shot score) and the figure file names."""
+    -> task -> zero-shot score) and the figure file names. ``languages``: the configured
+    ones, for the gold-set table's note on sets outside them (:func:`gold_sets_frame`)."""
     aer = aer_frame(records, reference)
     tables = [aer]
     fig_dir = Path(fig_dir)
@@ -1632,6 +1824,9 @@ def write_analysis(
     paths = aer_figure(records, reference, fig_dir / "aer_by_layer")
     if all(rec.get("word_score_by_layer") for rec in records):
         paths += word_score_figure(records, fig_dir / "word_score_by_layer")
+    if any(rec.get("gold_sets") for rec in records):
+        tables.append(gold_sets_frame(records, reference, languages=languages))
+        tables += [gold_set_layers_frame(records, sid) for sid in _set_records(records)]
     if _distances(records):
         tables.append(distances_frame(records))
         paths += distances_figure(records, fig_dir / "distances")
@@ -1673,6 +1868,25 @@ def write_analysis(
             if reference
             else None
         ),
+        "gold_sets": {
+            "encoders": {
+                sid: {
+                    enc: {
+                        m: {
+                            "layer": best_layer(v),
+                            "aer": None if best_layer(v) is None else v[best_layer(v)],
+                        }
+                        for m, v in (one.get("aer_by_layer") or {}).items()
+                    }
+                    for enc, one in entry["by"].items()
+                }
+                for sid, entry in _set_records(records).items()
+            },
+            "eflomal": (reference or {}).get("gold_sets"),
+            "languages_outside": (
+                languages_outside(records, languages) if languages is not None else None
+            ),
+        },
         "tables": {t.name: t.summary() for t in tables},
         "alignment_transfer": correlation,
         "figures": [p.name for p in paths],

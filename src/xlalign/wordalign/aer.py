@@ -18,8 +18,9 @@ sentence, 0-based ``i-j`` links (source index, target index). The predicted file
 number of sentences. Gold formats (``fmt``; ``"auto"`` detects them from the first
 non-blank line):
 
-* ``"pharaoh"``: one line per sentence, 0-based; ``i-j`` is a sure link and ``i?j`` a
-  possible one (``0-0 1?2 2-1``). It must have as many lines as the predicted file.
+* ``"pharaoh"``: one line per sentence, 0-based unless declared 1-based (``base=1``, as
+  awesome-align's gold sets ship); ``i-j`` is a sure link and ``i?j`` or ``ipj`` a
+  possible one (``0-0 1?2 2p1``). It must have as many lines as the predicted file.
 * ``"naacl"``: the format of the WPT 2003/2005 shared tasks (the en-fr Hansards, ro-en and
   de-en gold sets): one link per line, ``sentence_id source_pos target_pos [S|P]
   [confidence]``, all 1-based; a missing ``S``/``P`` means ``S``; the confidence is
@@ -28,7 +29,11 @@ non-blank line):
   id beyond the predicted file's line count is an error.
 
 Auto-detection takes a line of 3 to 5 fields whose first three are integers (and whose
-fourth, if any, is ``S`` or ``P``) as NAACL, anything else as Pharaoh.
+fourth, if any, is ``S`` or ``P``) as NAACL, anything else as Pharaoh; it never guesses
+an index base. Given the sentences (``sentences=(source words, target words)``),
+:func:`read_gold` and :func:`score` refuse every link outside its sentence pair with the
+file, line and link (a wrong index base is then an error, never a number): a 1-indexed
+file read as 0-indexed points past the last word on nearly every line.
 """
 
 from __future__ import annotations
@@ -95,16 +100,40 @@ def detect_format(path: PathLike) -> str:
     return "pharaoh"
 
 
-def _read_pharaoh_gold(path: PathLike) -> _GoldFile:
+Lengths = Sequence[tuple[int, int]]
+
+
+def _lengths(
+    sentences: tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]] | None,
+) -> Lengths | None:
+    if sentences is None:
+        return None
+    src, tgt = sentences
+    if len(src) != len(tgt):
+        raise InputError(f"gold sentences: {len(src)} source and {len(tgt)} target sentences")
+    return [(len(s), len(t)) for s, t in zip(src, tgt, strict=True)]
+
+
+def _read_pharaoh_gold(path: PathLike, base: int, lengths: Lengths | None) -> _GoldFile:
     gold: Gold = {}
     lineno = 0
     for lineno, line in enumerate(iter_lines(path), start=1):
-        sure, possible = parse_gold_pharaoh(line, where=f"{path}: line {lineno}")
+        n_src = n_tgt = None
+        if lengths is not None:
+            if lineno > len(lengths):
+                raise InputError(
+                    f"{path} line {lineno}: more gold lines than the {len(lengths)} "
+                    "sentence pair(s)"
+                )
+            n_src, n_tgt = lengths[lineno - 1]
+        sure, possible = parse_gold_pharaoh(
+            line, where=f"{path}: line {lineno}", base=base, n_src=n_src, n_tgt=n_tgt
+        )
         gold[lineno - 1] = (sure, possible | sure)
     return _GoldFile(gold, "pharaoh", lineno, {k: k + 1 for k in gold})
 
 
-def _read_naacl_gold(path: PathLike) -> _GoldFile:
+def _read_naacl_gold(path: PathLike, lengths: Lengths | None) -> _GoldFile:
     gold: Gold = {}
     line_of: dict[int, int] = {}
     lineno = 0
@@ -133,44 +162,96 @@ def _read_naacl_gold(path: PathLike) -> _GoldFile:
         if i == 0 or j == 0:  # NULL
             continue
         link = (i - 1, j - 1)
+        if lengths is not None:
+            if k >= len(lengths):
+                raise InputError(
+                    f"{path} line {lineno}: sentence id {sid} is beyond the {len(lengths)} "
+                    "sentence pair(s)"
+                )
+            n_src, n_tgt = lengths[k]
+            if i > n_src or j > n_tgt:
+                side, pos, n = ("source", i, n_src) if i > n_src else ("target", j, n_tgt)
+                raise InputError(
+                    f"{path} line {lineno}: link {' '.join(fields[:3])!r} is outside its "
+                    f"sentence pair: {side} position {pos} (1-indexed) of a sentence of {n} "
+                    "word(s)"
+                )
         possible.add(link)
         if len(fields) < 4 or fields[3].upper() == "S":
             sure.add(link)
     return _GoldFile(gold, "naacl", lineno, line_of)
 
 
-def _read_gold(path: PathLike, fmt: str) -> _GoldFile:
+def _read_gold(
+    path: PathLike, fmt: str, base: int | None = None, lengths: Lengths | None = None
+) -> _GoldFile:
     if fmt not in FORMATS:
         raise ConfigError(f"gold alignment format {fmt!r}: expected one of {', '.join(FORMATS)}")
     if fmt == "auto":
         fmt = detect_format(path)
-    return _read_naacl_gold(path) if fmt == "naacl" else _read_pharaoh_gold(path)
+    if fmt == "naacl":
+        if base not in (None, 1):
+            raise ConfigError(f"{path}: NAACL gold links are 1-based; index base {base} given")
+        return _read_naacl_gold(path, lengths)
+    return _read_pharaoh_gold(path, 0 if base is None else base, lengths)
 
 
-def read_gold(path: PathLike, fmt: str = "auto") -> Gold:
+def read_gold(
+    path: PathLike,
+    fmt: str = "auto",
+    *,
+    base: int | None = None,
+    sentences: tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]] | None = None,
+) -> Gold:
     """Gold links: 0-based sentence index -> ``(sure, possible)``, with ``sure ⊆ possible``.
 
-    ``fmt`` is ``"pharaoh"``, ``"naacl"`` or ``"auto"`` (see the module docstring). A
+    ``fmt`` is ``"pharaoh"``, ``"naacl"`` or ``"auto"`` (see the module docstring);
+    ``base`` the index base a Pharaoh file is written in (None: 0; NAACL is always 1).
+    With ``sentences`` (source and target words of every pair), every link is checked to
+    lie inside its sentence pair, and a file longer than the sentences is refused. A
     Pharaoh gold file has an entry for every line; a NAACL one for every sentence id that
     occurs in it.
     """
-    return _read_gold(path, fmt).links
+    return _read_gold(path, fmt, base, _lengths(sentences)).links
 
 
 def _ratio(num: int, den: int) -> float:
     return num / den if den else 0.0
 
 
+def _check_inside(links: set[Link], n_src: int, n_tgt: int, what: str, k: int) -> None:
+    bad = sorted((i, j) for i, j in links if not (0 <= i < n_src and 0 <= j < n_tgt))
+    if bad:
+        i, j = bad[0]
+        raise InputError(
+            f"{what} link {i}-{j} (0-based) of sentence {k + 1} is outside its sentence pair "
+            f"of {n_src} source and {n_tgt} target word(s)"
+        )
+
+
 def score(
-    predicted: Sequence[set[Link]], gold: Mapping[int, tuple[set[Link], set[Link]]]
+    predicted: Sequence[set[Link]],
+    gold: Mapping[int, tuple[set[Link], set[Link]]],
+    *,
+    sentences: tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]] | None = None,
 ) -> AERResult:
     """Corpus AER, precision, recall and F1 of ``predicted`` (one link set per sentence).
 
     ``gold`` maps 0-based sentence indices to ``(sure, possible)``; a sentence missing
     from it has no gold links, and ``possible`` is taken with the sure links added. A
-    gold sentence index beyond ``predicted`` raises :class:`InputError`.
+    gold sentence index beyond ``predicted`` raises :class:`InputError`; so does, given
+    the ``sentences`` (source and target words), a gold or predicted link outside its
+    sentence pair.
     """
     n = len(predicted)
+    lengths = _lengths(sentences)
+    if lengths is not None:
+        if len(lengths) != n:
+            raise InputError(f"{n} predicted link set(s) for {len(lengths)} sentence pair(s)")
+        for k, (n_src, n_tgt) in enumerate(lengths):
+            sure, possible = gold.get(k, (set(), set()))
+            _check_inside(set(sure) | set(possible), n_src, n_tgt, "gold", k)
+            _check_inside(set(predicted[k]), n_src, n_tgt, "predicted", k)
     beyond = sorted(k for k in gold if not 0 <= k < n)
     if beyond:
         raise InputError(

@@ -114,9 +114,14 @@ SPACY_LOAD_S = 5
 PARAGRAPH_WORDS = 100
 #: A task record in memory, natural and derived copies (bytes).
 RECORD_BYTES = 2_000
-#: The alignment analyses' gold set, at most (WPT's English-French set: 447 pairs;
-#: EuroParl German-English: 508; Jalili Sabet et al.'s largest, 1,244 pairs, rounded up).
+#: The alignment analyses' gold set of a path stem (``analysis.gold.source``), at most
+#: (WPT's English-French set: 447 pairs; EuroParl German-English: 508; Jalili Sabet et
+#: al.'s largest, 1,244 pairs, rounded up).
 ANALYSIS_GOLD_PAIRS = 2_000
+#: A public gold set of ``analysis.gold.sets`` that does not declare its ``pairs``: the
+#: published ones hold 447 (WPT 2003 en-fr), 248 (WPT 2005 ro-en), 582 (KFTT ja-en), 450
+#: (Tsinghua zh-en) and 90 (WPT 2005 en-hi).
+GOLD_SET_PAIRS_BOUND = 1_000
 #: The hand-made English-German set that ships with xlalign.analysis.
 HANDMADE_GOLD_PAIRS = 40
 #: Bytes per slot of the aggregation sample (xlalign.static.aggregation): the V x K
@@ -265,6 +270,8 @@ DOWNLOAD_MB = {
     # One official file of a zero-shot task (ud-treebanks-v2.5.tgz 355 MB, panx_dataset.tar
     # 234 MB, SQuAD train 30 MB; XNLI-MT-1.0.zip's size is not published: a bound).
     "download_task_file": 2_000,
+    # One file of a public word-alignment gold set (the largest, jaen.src-tgt, ~0.2 MB).
+    "download_gold_file": 10,
 }
 #: Assumed sustained download speed, MB/s (downloads resume after a time-limit kill).
 DOWNLOAD_MB_S = 5
@@ -361,10 +368,11 @@ def threads(stage: str, cfg: Mapping[str, Any]) -> int:
     """Threads of a job of ``stage`` (a rule name).
 
     Snakemake caps them at ``--cores`` locally; a profile's ``max-threads`` or
-    ``set-threads`` caps or overrides them on a cluster. `word_align`: seeded, eflomal's
-    two directions run in parallel (2); unseeded, its samplers do (one thread each).
+    ``set-threads`` caps or overrides them on a cluster. `word_align` and
+    `eflomal_reference`: seeded, eflomal's two directions run in parallel (2); unseeded,
+    its samplers do (one thread each).
     """
-    if stage == "word_align":
+    if stage in ("word_align", "eflomal_reference"):  # the same aligner, run alike
         wa = cfg["wordalign"]
         return 2 if wa["seed"] is not None else int(wa["samplers"])
     return THREADS.get(stage, 1)
@@ -470,7 +478,9 @@ def estimate(
     ``sizes``, where they exist (else the configuration's bounds are used): ``sample``:
     ``sources_mb``, a list (one per source, in order) of file sizes in MB or None;
     ``parallel_corpus``: ``sources_mb`` likewise, the source side's file of each source;
-    ``word_align``: ``corpus_mb``; ``alignment_dictionary``: ``pairs_mb``; ``track``:
+    ``word_align``: ``corpus_mb``; ``eflomal_reference``: ``corpora_mb`` (gold set id, or
+    ``gold`` for ``analysis.gold``'s one set -> its bitext's corpus.tsv in MB);
+    ``alignment_dictionary``: ``pairs_mb``; ``track``:
     ``records`` (jobs mirrored). ``hf_config``: the encoder's ``config.json``, if there.
     Raises :class:`ConfigError` for an unknown stage.
     """
@@ -813,13 +823,10 @@ def _eflomal_iterations(wa: Mapping[str, Any], n: int) -> int:
     return sum(steps[int(wa["model"])])
 
 
-def _word_align(job: Job) -> Need:
-    wa = job.cfg["wordalign"]
-    corpus_mb = job.sizes.get("corpus_mb")
-    pairs = (
-        int(corpus_mb * MB / CORPUS_BYTES_PER_PAIR) if corpus_mb is not None else _corpus_pairs(job)
-    )
-    corpus_mb = pairs * CORPUS_BYTES_PER_PAIR / MB if corpus_mb is None else corpus_mb
+def _eflomal_need(wa: Mapping[str, Any], pairs: int) -> Need:
+    """eflomal over a corpus of ``pairs`` pairs in the alignment stage's chunks (one held
+    at a time; shared priors learnt first when there is more than one), symmetrised."""
+    corpus_mb = pairs * CORPUS_BYTES_PER_PAIR / MB
     chunk = min(pairs, int(wa["chunk_size"]))
     chunk_mb = chunk * CORPUS_BYTES_PER_PAIR / MB
     chunks = math.ceil(pairs / max(chunk, 1))
@@ -840,6 +847,75 @@ def _word_align(job: Job) -> Need:
     seconds += pairs * ALIGN_POST_S_PER_PAIR
     mem = 1000 + WORDALIGN_MB_PER_CHUNK_MB * chunk_mb
     return Need(mem, seconds, 100 + WORDALIGN_DISK_PER_CORPUS_MB * corpus_mb)
+
+
+def _word_align(job: Job) -> Need:
+    corpus_mb = job.sizes.get("corpus_mb")
+    pairs = (
+        int(corpus_mb * MB / CORPUS_BYTES_PER_PAIR) if corpus_mb is not None else _corpus_pairs(job)
+    )
+    need = _eflomal_need(job.cfg["wordalign"], pairs)
+    if corpus_mb is not None:  # the measured corpus's outputs
+        return Need(need.mem_mb, need.seconds, 100 + WORDALIGN_DISK_PER_CORPUS_MB * corpus_mb)
+    return need
+
+
+def gold_set_pairs(cfg: Mapping[str, Any]) -> dict[str, int]:
+    """Set id -> sentence pairs of each public gold set of ``analysis.gold.sets`` (its
+    declared ``pairs``, else :data:`GOLD_SET_PAIRS_BOUND`); empty without sets."""
+    sets = ((cfg.get("analysis") or {}).get("gold") or {}).get("sets") or {}
+    return {str(sid): int(spec.get("pairs") or GOLD_SET_PAIRS_BOUND) for sid, spec in sets.items()}
+
+
+def _gold_bitexts(job: Job) -> list[tuple[int, int]]:
+    """(gold pairs, bitext pairs) of each gold set the eflomal reference aligns: each
+    public set with its pair's corpus (either direction) where ``parallel.sources`` has
+    it (else none), or the one set of ``analysis.gold`` with its pair's corpus; the bitext
+    capped by ``analysis.eflomal.max_pairs``; measured corpora (``sizes['corpora_mb']``,
+    set id -> MB) replace the configuration's bounds."""
+    cfg = job.cfg
+    an = cfg.get("analysis") or {}
+    cap = (an.get("eflomal") or {}).get("max_pairs")
+    sources = (cfg.get("parallel") or {}).get("sources") or {}
+    measured = job.sizes.get("corpora_mb") or {}
+
+    def bitext(sid: str, pair: str) -> int:
+        a, _, b = pair.partition("-")
+        for src, tgt in ((a, b), (b, a)):
+            if f"{src}-{tgt}" in sources:
+                mb = measured.get(sid)
+                if mb is not None:
+                    n = int(mb * MB / CORPUS_BYTES_PER_PAIR)
+                else:
+                    sub = Job(cfg, job.threads, job.gpus, wildcards={"src": src, "tgt": tgt})
+                    n = _corpus_pairs(sub)
+                return n if cap is None else min(n, int(cap))
+        return 0
+
+    sets = gold_set_pairs(cfg)
+    if sets:
+        specs = (an.get("gold") or {}).get("sets") or {}
+        return [(n, bitext(sid, str(specs[sid]["pair"]))) for sid, n in sets.items()]
+    gold = an.get("gold") or {}
+    n = HANDMADE_GOLD_PAIRS if gold.get("source", "handmade") == "handmade" else None
+    pair = str(gold.get("pair", "en-de"))
+    a, _, b = pair.partition("-")
+    sub = Job(cfg, job.threads, job.gpus, wildcards={"src": a, "tgt": b})
+    mb = measured.get("gold")
+    pairs = int(mb * MB / CORPUS_BYTES_PER_PAIR) if mb is not None else _corpus_pairs(sub)
+    return [(n or ANALYSIS_GOLD_PAIRS, pairs if cap is None else min(pairs, int(cap)))]
+
+
+def _eflomal_reference(job: Job) -> Need:
+    """eflomal over each gold set's sentences and its bitext, one set after another
+    (:mod:`xlalign.analysis.reference`): time is the sum over the sets of the alignment
+    stage's time for that many pairs, memory and disk the largest set's (one chunk held,
+    the temporary files removed between sets)."""
+    wa = job.cfg["wordalign"]
+    needs = [_eflomal_need(wa, gold + bitext) for gold, bitext in _gold_bitexts(job)]
+    return Need(
+        max(n.mem_mb for n in needs), sum(n.seconds for n in needs), max(n.disk_mb for n in needs)
+    )
 
 
 def _alignment_dictionary(job: Job) -> Need:
@@ -1105,18 +1181,23 @@ def _meta_evaluate(job: Job) -> Need:
 
 def _analyse_encoder(job: Job) -> Need:
     """The encoder over the gold word-alignment pairs and each distance pair's sentence
-    sample, every layer's word vectors of both sides held at once (at most
-    ``ANALYSIS_GOLD_PAIRS`` gold pairs: the WPT sets have 1,244 or fewer); the per-layer
-    alignments (argmax, Sinkhorn) are small beside them."""
+    sample, every layer's word vectors of both sides held at once; the per-layer
+    alignments (argmax, Sinkhorn) are small beside them. With public gold sets
+    (``analysis.gold.sets``, :func:`gold_set_pairs`) the sets are read one after another:
+    time grows with their sum, memory with the largest; else the hand-made set or a path
+    stem's (at most ``ANALYSIS_GOLD_PAIRS``)."""
     an = job.cfg.get("analysis", {})
     dist = an.get("distances", {})
-    gold = HANDMADE_GOLD_PAIRS if an.get("gold", {}).get("source") == "handmade" else None
-    pairs = (gold or ANALYSIS_GOLD_PAIRS) + int(dist.get("sentences", 1000)) * len(
-        dist.get("pairs", [1])
-    )
+    sets = gold_set_pairs(job.cfg)
+    if sets:
+        held, passed = max(sets.values()), sum(sets.values())
+    else:
+        gold = an.get("gold", {}).get("source", "handmade") == "handmade"
+        held = passed = HANDMADE_GOLD_PAIRS if gold else ANALYSIS_GOLD_PAIRS
+    sample = int(dist.get("sentences", 1000)) * len(dist.get("pairs", [1]))
     enc = job.encoder
-    states = 2 * pairs * WORDS_PER_SENTENCE * (enc.depth + 1) * enc.dim * 4 / MB
-    seconds = 2 * pairs * (_pass_s(job, enc.dim, enc.depth) + SENTENCE_OVERHEAD_S)
+    states = 2 * (held + sample) * WORDS_PER_SENTENCE * (enc.depth + 1) * enc.dim * 4 / MB
+    seconds = 2 * (passed + sample) * (_pass_s(job, enc.dim, enc.depth) + SENTENCE_OVERHEAD_S)
     return Need(TORCH_MB + 2 * enc.weights_mb + 2 * states, 60 + seconds, 100)
 
 
@@ -1179,10 +1260,11 @@ STAGES: dict[str, Callable[[Job], Need]] = {
     "meta_cross": _meta_pretrain("cross"),
     "meta_evaluate": _meta_evaluate,
     "meta_tables": _fixed(800, 10),
-    # The encoder over a few hundred sentence pairs, every layer kept (the gold set, the
-    # distance sample); eflomal over the alignment stage's pairs + the gold sentences.
+    # The encoder over a few hundred sentence pairs, every layer kept (the gold sets, the
+    # distance sample); eflomal over each gold set and its pair's bitext, in the alignment
+    # stage's chunks.
     "analyse_encoder": _analyse_encoder,
-    "eflomal_reference": _fixed(2000, 60, 500),
+    "eflomal_reference": _eflomal_reference,
     "analysis_tables": _fixed(800, 10),
     **{name: _download(name) for name in DOWNLOAD_MB},
     "download_hf_model": _download_hf_model,

@@ -38,6 +38,12 @@ def job_sizes(rule_name, wildcards):
         return {"sources_mb": [_size_mb(spec["paths"][0]) for spec in specs]}
     if rule_name == "word_align":
         return {"corpus_mb": _size_mb(output_path(rules.parallel_corpus, "tsv", **wc))}
+    if rule_name == "eflomal_reference":
+        if GOLD_SETS:
+            corpora = {sid: c for sid, (c, _) in gold_set_corpora().items()}
+        else:
+            corpora = {"gold": eflomal_reference_inputs(wildcards)["corpus"]}
+        return {"corpora_mb": {sid: _size_mb(c) for sid, c in corpora.items()}}
     if rule_name == "alignment_dictionary":
         return {"pairs_mb": _size_mb(output_path(rules.word_align, "pairs", **wc))}
     if rule_name == "track":

@@ -565,6 +565,41 @@ def distance_files():
     }
 
 
+# --- issue 29: the public word-alignment gold sets (analysis.gold.sets) ----------
+
+
+def gold_set_files():
+    """Every downloaded file of the configured gold sets."""
+    return [p for spec in GOLD_SETS.values() for p in spec["paths"]]
+
+
+def gold_set_corpora():
+    """Set id -> (its pair's corpus.tsv, whether the columns are target, source), for
+    the sets whose pair (either direction) has parallel.sources."""
+    out = {}
+    for sid, spec in GOLD_SETS.items():
+        a, b = spec["pair"].split("-")
+        for src, tgt, swap in ((a, b, False), (b, a, True)):
+            if f"{src}-{tgt}" in config["parallel"]["sources"]:
+                out[sid] = (
+                    output_path(rules.parallel_corpus, "tsv", src=src, tgt=tgt),
+                    swap,
+                )
+                break
+    return out
+
+
+def eflomal_reference_inputs(wildcards):
+    """The bitext eflomal is trained with: the gold pair's, or each set's where it has one."""
+    if GOLD_SETS:
+        return {
+            "gold": gold_set_files(),
+            "corpora": [c for c, _ in gold_set_corpora().values()],
+        }
+    src, tgt = AN["gold"]["pair"].split("-")
+    return {"corpus": output_path(rules.parallel_corpus, "tsv", src=src, tgt=tgt)}
+
+
 def zeroshot_targets():
     if not (ZS_TASKS or ZS_RETRIEVAL):
         return []

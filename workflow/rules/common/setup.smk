@@ -21,6 +21,7 @@ from xlalign.workflow import paths as wp  # noqa: E402
 from xlalign.workflow import manifest  # noqa: E402
 from xlalign.core.errors import ConfigError  # noqa: E402
 from xlalign.pretrain import recipes as xlrecipes  # noqa: E402
+from xlalign.analysis import gold as xlgold  # noqa: E402
 from xlalign.derived import naming as xlnaming  # noqa: E402
 
 # The configuration: `--configfile` (e.g. config/paper.yaml) *replaces* the embedded
@@ -234,6 +235,8 @@ MP_SEEDS = MP["seeds"]
 # too) on the tasks of analysis.distances.finetuned as `<encoder>@<task>` (their weights
 # are kept).
 AN = config["analysis"]
+# The public gold sets (issue 29): set id -> spec with the downloaded files' paths.
+GOLD_SETS = xlgold.configured_sets(config)
 AN_ENCODERS = dict(ZS_ENCODERS) if AN["enabled"] else {}
 AN_FINETUNED = (
     [t for t in AN["distances"]["finetuned"] if t in ZS_TASKS] if AN["enabled"] else []

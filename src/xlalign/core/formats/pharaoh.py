@@ -2,8 +2,9 @@
 
 ``i`` and ``j`` are 0-based token indices (source, target) written in ASCII digits, as
 eflomal and fast_align write them; an empty line is a sentence without links. Gold files
-may also mark a possible link ``i?j`` (:func:`parse_gold_pharaoh`, read by
-:mod:`xlalign.wordalign.aer`); predictions may not. A token that is
+may also mark a possible link ``i?j`` or ``ipj`` (the latter as awesome-align's gold sets
+write it; :func:`parse_gold_pharaoh`, read by :mod:`xlalign.wordalign.aer`), and may be
+declared 1-indexed; predictions may not. A token that is
 not ``i-j`` (a negative or non-integer index, another separator), or an index of more
 than 18 digits, is refused with its line. The writer writes each sentence's links
 sorted by ``(i, j)`` and once each, so any line read back gives the same link set.
@@ -20,7 +21,7 @@ from xlalign.core.io import PathLike, atomic_open, iter_lines
 Link = tuple[int, int]
 
 _LINK = re.compile(r"([0-9]{1,18})-([0-9]{1,18})")
-_GOLD_LINK = re.compile(r"([0-9]{1,18})([-?])([0-9]{1,18})")
+_GOLD_LINK = re.compile(r"([0-9]{1,18})([-?p])([0-9]{1,18})")
 
 
 def _prefix(where: str) -> str:
@@ -59,18 +60,43 @@ def parse_pharaoh(
     return links
 
 
-def parse_gold_pharaoh(line: str, *, where: str = "") -> tuple[set[Link], set[Link]]:
-    """The (sure, possible) links of one gold line: ``i-j`` sure, ``i?j`` possible."""
+def parse_gold_pharaoh(
+    line: str,
+    *,
+    where: str = "",
+    base: int = 0,
+    n_src: int | None = None,
+    n_tgt: int | None = None,
+) -> tuple[set[Link], set[Link]]:
+    """The 0-based (sure, possible) links of one gold line: ``i-j`` sure, ``i?j`` or
+    ``ipj`` possible, written ``base``-indexed (0 or 1).
+
+    With the sentence lengths ``n_src``/``n_tgt``, a link outside the sentence pair (as
+    a 1-indexed file read as 0-indexed gives on nearly every line) raises
+    :class:`InputError` naming ``where`` and the link; without them, a position below
+    ``base`` does.
+    """
+    if base not in (0, 1):
+        raise InputError(f"{_prefix(where)}index base {base!r}: expected 0 or 1")
     sure: set[Link] = set()
     possible: set[Link] = set()
     for tok in line.split():
         m = _GOLD_LINK.fullmatch(tok)
         if m is None:
             raise InputError(
-                f"{_prefix(where)}bad gold link {tok[:40]!r}: expected 'i-j' (sure) or 'i?j' "
-                "(possible) with 0-based integer indices"
+                f"{_prefix(where)}bad gold link {tok[:40]!r}: expected 'i-j' (sure) or 'i?j' / "
+                f"'ipj' (possible) with {base}-based integer indices"
             )
-        (sure if m[2] == "-" else possible).add((int(m[1]), int(m[3])))
+        i, j = int(m[1]) - base, int(m[3]) - base
+        for pos, n, side in ((i, n_src, "source"), (j, n_tgt, "target")):
+            if pos < 0 or (n is not None and pos >= n):
+                size = "" if n is None else f" of a sentence of {n} {side} word(s)"
+                raise InputError(
+                    f"{_prefix(where)}gold link {tok!r}: {side} position {pos + base} "
+                    f"({base}-indexed) is outside the sentence{size}; a file read with the "
+                    "wrong index base gives this on most lines"
+                )
+        (sure if m[2] == "-" else possible).add((i, j))
     return sure, possible
 
 
