@@ -181,8 +181,13 @@ def test_an_architecture_without_an_exact_truncation_runs_whole_and_says_so(
     with torch.inference_mode():
         expected = full(**batch, output_hidden_states=True).hidden_states[1]
         torch.testing.assert_close(model(**batch).last_hidden_state, expected)
-    with running_layers(full, 1) as shortened:
-        assert not shortened
+    monkeypatch.setattr(contextual, "_WARNED", set())
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="xlalign.encoders.contextual"):
+        for _ in range(2):  # training steps: said once
+            with running_layers(full, 1) as shortened:
+                assert not shortened
+    assert caplog.text.count(f"layer 1: {record}") == 1
 
 
 # --------------------------------------------------------------------------- static stages

@@ -6,7 +6,12 @@ gives it at layer ``L``. This module provides that, fast:
 
 * :func:`load_truncated_encoder` keeps only the first ``L`` transformer layers, so a
   forward pass costs ``L/N`` of the full model's, and runs in inference mode on the GPU
-  when there is one (bfloat16) or on all the job's CPU threads (float32).
+  when there is one (bfloat16) or on all the job's CPU threads (float32). Its output is
+  exactly ``hidden_states[L]`` of the full model for the architectures of
+  :data:`_TRUNCATABLE` (ModernBERT's final norm, which Hugging Face applies to
+  ``hidden_states[N]`` only, is skipped below the last layer); any other architecture runs
+  whole and reads ``hidden_states[L]``, and :func:`forward_record` names which was done,
+  for the job's record.
 * :func:`word_vectors` tokenises each sentence as a whole with ``is_split_into_words``
   (so every word is seen in its context), batches sentences by subword length to keep
   padding low, and pools the subword vectors of each word (mean, first or last).
@@ -127,6 +132,8 @@ _TRUNCATABLE: dict[str, str] = {
 }
 #: The stacks without a module after the last layer (kept for callers of the old name).
 _PLAIN_STACKS = frozenset(k for k, v in _TRUNCATABLE.items() if not v)
+#: The fallbacks :func:`running_layers` has logged (once each).
+_WARNED: set[str] = set()
 #: Attribute of a model from :func:`load_truncated_encoder` saying how it computes layer l.
 _FORWARD_ATTR = "xlalign_forward"
 
@@ -182,7 +189,11 @@ def running_layers(model: Any, layer: int) -> Iterator[bool]:
     import torch
 
     config = getattr(model, "config", None)
-    if config is None or forward_plan(config, layer) != "truncated":
+    plan = forward_plan(config, layer) if config is not None else "full (no config)"
+    if plan != "truncated":
+        if plan.startswith("full ('") and plan not in _WARNED:
+            _WARNED.add(plan)
+            log.warning("layer %d: %s", layer, plan)
         yield False
         return
     depth = encoder_depth(config)
