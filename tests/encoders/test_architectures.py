@@ -310,6 +310,17 @@ def test_mlm_logits_are_the_models_own(arch: str, arch_encoders) -> None:
     heads = {id(p) for p in head_parameters(model)}
     body = {id(p) for p in model.base_model.parameters()}
     assert heads and not heads & body, info
+    if arch == "deberta-v2":  # its non-legacy head takes the input embeddings as well
+        from transformers import DebertaV2ForMaskedLM
+
+        torch.manual_seed(0)
+        config = model.config.__class__(**{**model.config.to_dict(), "legacy": False})
+        other = DebertaV2ForMaskedLM(config).eval()
+        assert hasattr(other, "lm_predictions")
+        with torch.inference_mode():
+            own = other(**batch).logits[positions]
+            ours = mlm_logits(other, other.base_model(**batch).last_hidden_state, positions)
+        torch.testing.assert_close(ours, own, rtol=1e-5, atol=1e-5)
 
 
 # --------------------------------------------------------------------------- fine-tuning

@@ -79,7 +79,7 @@ _FAST_TOKENIZER_FILES = (
     ("spm.model",),  # DeBERTa-v2/v3
     ("vocab.json", "merges.txt"),  # byte-level BPE (RoBERTa)
 )
-#: Model types (or their families) that are not encoders, with why they cannot be used.
+#: Prefixes of decoder-only model types (named as such in the refusal).
 _DECODER_ONLY = ("gpt", "llama", "mistral", "qwen", "gemma", "phi", "opt", "bloom", "falcon")
 
 

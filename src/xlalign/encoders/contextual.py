@@ -130,8 +130,6 @@ _TRUNCATABLE: dict[str, str] = {
     "deberta-v2": "",
     "modernbert": "final_norm",
 }
-#: The stacks without a module after the last layer (kept for callers of the old name).
-_PLAIN_STACKS = frozenset(k for k, v in _TRUNCATABLE.items() if not v)
 #: The fallbacks :func:`running_layers` has logged (once each).
 _WARNED: set[str] = set()
 #: Attribute of a model from :func:`load_truncated_encoder` saying how it computes layer l.
