@@ -1,4 +1,4 @@
-"""Tiny random BERT encoders for tests, built on the spot (no real encoder, no network).
+"""Tiny random encoders for tests, built on the spot (no real encoder, no network).
 
 - :func:`make_tiny_encoder`: a WordPiece tokenizer covering given texts (whole words and
   single characters), for workflow and CLI runs on small corpora.
@@ -7,6 +7,9 @@
   vectors of the full model, for the contextual, teacher and aggregation unit tests.
 - :func:`make_static_world`: a corpus file, its vocabulary and that encoder, the inputs of
   the teacher, aggregation and learning-curve unit tests.
+- :func:`make_arch_encoder`: a tiny random model of one of :data:`ARCHITECTURES` (BERT,
+  XLM-R, DistilBERT, DeBERTa-v2, ELECTRA, ModernBERT) with a fast tokenizer of that
+  architecture's kind and special tokens, for tests/encoders/test_architectures.py.
 """
 
 from __future__ import annotations
@@ -187,7 +190,7 @@ def _byte_bpe(specials: dict[str, str]) -> tuple[object, list[str]]:
     pieces = list(specials.values()) + alphabet
     merges: list[tuple[str, str]] = []
     for w in ARCH_WORDS:
-        chars = [pre_tokenizers.ByteLevel.alphabet() and "Ġ", *w]
+        chars = ["Ġ", *w]  # ByteLevel's space
         cur = chars[0]
         for c in chars[1:]:
             if cur + c not in pieces:
