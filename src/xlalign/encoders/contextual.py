@@ -6,7 +6,12 @@ gives it at layer ``L``. This module provides that, fast:
 
 * :func:`load_truncated_encoder` keeps only the first ``L`` transformer layers, so a
   forward pass costs ``L/N`` of the full model's, and runs in inference mode on the GPU
-  when there is one (bfloat16) or on all the job's CPU threads (float32).
+  when there is one (bfloat16) or on all the job's CPU threads (float32). Its output is
+  exactly ``hidden_states[L]`` of the full model for the architectures of
+  :data:`_TRUNCATABLE` (ModernBERT's final norm, which Hugging Face applies to
+  ``hidden_states[N]`` only, is skipped below the last layer); any other architecture runs
+  whole and reads ``hidden_states[L]``, and :func:`forward_record` names which was done,
+  for the job's record.
 * :func:`word_vectors` tokenises each sentence as a whole with ``is_split_into_words``
   (so every word is seen in its context), batches sentences by subword length to keep
   padding low, and pools the subword vectors of each word (mean, first or last).
@@ -108,35 +113,117 @@ def _find_layers(model: Any, depth: int) -> tuple[Any, str, Any]:
     return parent, name.rsplit(".", 1)[-1], found[0][1]
 
 
-#: Architectures whose layer stack ends with layer ``N``'s own output (post-norm layers, no
-#: norm after the stack): running layers 1..l gives ``hidden_states[l]`` of the full model.
-_PLAIN_STACKS = frozenset({"bert", "roberta", "xlm-roberta", "camembert", "electra"})
+#: Architectures whose truncated forward is exact: running layers 1..l (and skipping the
+#: module named here, applied after the stack, when l < N) gives ``hidden_states[l]`` of the
+#: full model. Post-norm stacks (BERT, RoBERTa, XLM-R, ELECTRA, DistilBERT, DeBERTa-v2,
+#: whose relative positions depend on the sequence only) end with layer ``N``'s own output
+#: (""); ModernBERT is pre-norm and applies ``final_norm`` after its last layer, which
+#: Hugging Face puts into ``hidden_states[N]`` (= ``last_hidden_state``) only. Each entry is
+#: checked against the full forward in tests/encoders/test_architectures.py.
+_TRUNCATABLE: dict[str, str] = {
+    "bert": "",
+    "roberta": "",
+    "xlm-roberta": "",
+    "camembert": "",
+    "electra": "",
+    "distilbert": "",
+    "deberta-v2": "",
+    "modernbert": "final_norm",
+}
+#: The fallbacks :func:`running_layers` has logged (once each).
+_WARNED: set[str] = set()
+#: Attribute of a model from :func:`load_truncated_encoder` saying how it computes layer l.
+_FORWARD_ATTR = "xlalign_forward"
+
+
+def forward_plan(config: Any, layer: int) -> str:
+    """How layer ``layer`` of an encoder of ``config`` is computed, for job records:
+    ``"truncated"`` (layers 1..``layer`` only, exact: :data:`_TRUNCATABLE`) or
+    ``"full (why)"`` (the whole model's ``hidden_states[layer]``)."""
+    depth = encoder_depth(config)
+    model_type = getattr(config, "model_type", None)
+    if layer >= depth:
+        return f"full (layer {layer} is the last of {depth})"
+    if layer < 1:
+        return "full (layer 0 is the embedding output)"
+    if model_type not in _TRUNCATABLE:
+        return (
+            f"full ({model_type!r} has no truncated forward known to give hidden_states"
+            f"[{layer}] exactly; truncated ones: {', '.join(sorted(_TRUNCATABLE))})"
+        )
+    return "truncated"
+
+
+def forward_record(model: Any) -> str:
+    """The :func:`forward_plan` a model from :func:`load_truncated_encoder` runs under."""
+    return str(getattr(model, _FORWARD_ATTR, "unknown"))
+
+
+def _after_stack(model: Any, model_type: str | None) -> tuple[Any, str] | None:
+    """(parent, attribute) of the module applied after the layer stack, if any."""
+    name = _TRUNCATABLE.get(str(model_type), "")
+    if not name:
+        return None
+    for parent in (model, getattr(model, "base_model", None)):
+        if parent is not None and getattr(parent, name, None) is not None:
+            return parent, name
+    raise ConfigError(
+        f"{type(model).__name__} ({model_type}): expected a module {name!r} after its layers"
+    )
 
 
 @contextlib.contextmanager
 def running_layers(model: Any, layer: int) -> Iterator[bool]:
     """Within the block, ``model`` (a Hugging Face encoder) runs only its layers
-    1..``layer``: its layer list is swapped for a shorter one holding the same modules, so
-    parameters, gradients and optimiser state are untouched, and its ``last_hidden_state``
-    is ``hidden_states[layer]`` of the full model at ``layer/N`` of the cost.
+    1..``layer``: its layer list is swapped for a shorter one holding the same modules (and
+    a norm after the stack, ModernBERT's, for an identity), so parameters, gradients and
+    optimiser state are untouched, and its ``last_hidden_state`` is ``hidden_states[layer]``
+    of the full model at ``layer/N`` of the cost.
 
     Yields True when the stack was shortened; False (nothing changed, read
     ``hidden_states[layer]`` of a full forward) for the last layer and for architectures
-    outside :data:`_PLAIN_STACKS`, whose stack may end with a norm of its own.
+    outside :data:`_TRUNCATABLE`.
     """
     import torch
 
     config = getattr(model, "config", None)
-    depth = encoder_depth(config) if config is not None else 0
-    if getattr(config, "model_type", None) not in _PLAIN_STACKS or not 1 <= layer < depth:
+    plan = forward_plan(config, layer) if config is not None else "full (no config)"
+    if plan != "truncated":
+        if plan.startswith("full ('") and plan not in _WARNED:
+            _WARNED.add(plan)
+            log.warning("layer %d: %s", layer, plan)
         yield False
         return
+    depth = encoder_depth(config)
     parent, attr, layers = _find_layers(model, depth)
+    after = _after_stack(model, getattr(config, "model_type", None))
+    kept = getattr(after[0], after[1]) if after else None
     setattr(parent, attr, torch.nn.ModuleList(list(layers)[:layer]))
+    if after:
+        setattr(after[0], after[1], torch.nn.Identity())
     try:
         yield True
     finally:
         setattr(parent, attr, layers)
+        if after:
+            setattr(after[0], after[1], kept)
+
+
+class _LayerOf:
+    """A whole encoder whose ``last_hidden_state`` is its ``hidden_states[layer]`` (one full
+    forward): the fallback of :func:`load_truncated_encoder` where truncation is not exact."""
+
+    def __init__(self, model: Any, layer: int) -> None:
+        self.model, self.layer, self.config = model, layer, model.config
+
+    def parameters(self) -> Any:
+        return self.model.parameters()
+
+    def __call__(self, **inputs: Any) -> Any:
+        from types import SimpleNamespace
+
+        states = self.model(**inputs, output_hidden_states=True).hidden_states
+        return SimpleNamespace(last_hidden_state=states[self.layer])
 
 
 def _supports_no_pooler(config: Any) -> bool:
@@ -201,24 +288,36 @@ def load_truncated_encoder(
         raise InputError(
             f"{where}: the tokenizer is not a fast (Rust) tokenizer; word_ids() needs one"
         )
-    parent, attr, layers = _find_layers(model, depth)
-    setattr(parent, attr, torch.nn.ModuleList(list(layers)[:layer]))
-    for key in ("num_hidden_layers", "n_layers", "num_layers", "n_layer"):
-        if isinstance(getattr(model.config, key, None), int):
-            setattr(model.config, key, layer)
+    plan = forward_plan(config, layer)
+    if plan == "truncated":
+        parent, attr, layers = _find_layers(model, depth)
+        setattr(parent, attr, torch.nn.ModuleList(list(layers)[:layer]))
+        after = _after_stack(model, config.model_type)
+        if after:
+            setattr(after[0], after[1], torch.nn.Identity())
+        for key in ("num_hidden_layers", "n_layers", "num_layers", "n_layer"):
+            if isinstance(getattr(model.config, key, None), int):
+                setattr(model.config, key, layer)
     model.config.output_hidden_states = False
     model.to(dev)
     model.eval()
+    setattr(model, _FORWARD_ATTR, plan)
+    if plan.startswith("full (") and layer < depth:
+        log.warning("encoder %s: %s", where, plan)
+        wrapped = _LayerOf(model, layer)
+        setattr(wrapped, _FORWARD_ATTR, plan)
+        model = wrapped
     if dev.type == "cpu" and threads:
         torch.set_num_threads(int(threads))
     log.info(
-        "encoder %s: layers 1..%d of %d on %s (%s, %d threads)",
+        "encoder %s: layers 1..%d of %d on %s (%s, %d threads; forward %s)",
         Path(where).name or where,
         layer,
         depth,
         dev,
         str(torch_dtype).removeprefix("torch."),
         torch.get_num_threads(),
+        forward_record(model),
     )
     return tokenizer, model
 

@@ -46,15 +46,48 @@ class HeadInfo:
         return dataclasses.asdict(self)
 
 
+class _ComposedHead(torch.nn.Module):
+    """A masked-LM head its model applies as several modules in a row (DistilBERT:
+    transform, activation, norm, projector; ELECTRA's generator; ModernBERT's head and
+    decoder; DeBERTa-v2's non-legacy head, which takes the input embeddings)."""
+
+    def __init__(self, *steps: Any, embeddings: Any = None) -> None:
+        super().__init__()
+        self.steps = torch.nn.ModuleList(steps)
+        self._embeddings = [embeddings]  # a list: not registered, it is the model's own
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        emb = self._embeddings[0]
+        for i, step in enumerate(self.steps):
+            last = i == len(self.steps) - 1
+            hidden = step(hidden, emb) if last and emb is not None else step(hidden)
+        return hidden
+
+
+#: The attributes of each masked-LM model class's head, in the order its forward applies them.
+_HEAD_STEPS: tuple[tuple[str, ...], ...] = (
+    ("cls",),  # BERT, DeBERTa-v2 (legacy)
+    ("lm_head",),  # RoBERTa, XLM-R, CamemBERT
+    ("vocab_transform", "activation", "vocab_layer_norm", "vocab_projector"),  # DistilBERT
+    ("generator_predictions", "generator_lm_head"),  # ELECTRA
+    ("head", "decoder"),  # ModernBERT
+)
+
+
 def head_module(model: Any) -> torch.nn.Module:
-    """The masked-LM head of ``model`` (BERT's ``cls``, RoBERTa / XLM-R's ``lm_head``)."""
-    for name in ("cls", "lm_head", "vocab_projector"):
-        mod = getattr(model, name, None)
-        if isinstance(mod, torch.nn.Module):
-            return mod
+    """The masked-LM head of ``model``: hidden states -> vocabulary logits, exactly as the
+    model's own forward computes them from its encoder's output."""
+    lm_predictions = getattr(model, "lm_predictions", None)  # DeBERTa-v2, non-legacy
+    if isinstance(lm_predictions, torch.nn.Module):
+        return _ComposedHead(lm_predictions, embeddings=model.get_input_embeddings())
+    for names in _HEAD_STEPS:
+        mods = [getattr(model, n, None) for n in names]
+        if all(isinstance(m, torch.nn.Module) for m in mods):
+            return mods[0] if len(mods) == 1 else _ComposedHead(*mods)
     raise ConfigError(
-        f"{type(model).__name__}: no masked-LM head found (expected BERT's 'cls' or "
-        "XLM-R's 'lm_head'); continued pre-training supports BERT- and RoBERTa-style encoders"
+        f"{type(model).__name__}: no masked-LM head found (expected one of "
+        f"{', '.join('+'.join(n) for n in _HEAD_STEPS)}); continued pre-training supports "
+        "BERT, RoBERTa/XLM-R, DistilBERT, ELECTRA, DeBERTa-v2 and ModernBERT masked LMs"
     )
 
 
@@ -95,6 +128,11 @@ def load_masked_lm(encoder: Path | str, *, seed: int) -> tuple[Any, HeadInfo]:
         "vocab_projector.",
         "vocab_transform.",
         "vocab_layer_norm.",
+        "generator_predictions.",
+        "generator_lm_head.",
+        "lm_predictions.",
+        "head.",
+        "decoder.",
     )
     body_missing = [k for k in missing if not k.startswith(head_prefixes)]
     if body_missing:

@@ -64,6 +64,7 @@ from xlalign.corpus.vocab import Vocab, tokens_of
 from xlalign.encoders.contextual import (
     POOLINGS,
     WordVectorStats,
+    forward_record,
     load_truncated_encoder,
     word_vectors,
 )
@@ -447,10 +448,12 @@ def vectors_from_teacher(
     dtype: Any = None,
     language: str = "?",
     missing: str = "error",
+    stats_out: dict[str, Any] | None = None,
 ) -> np.ndarray | None:
     """:func:`aggregate_vectors`' vectors from the sums the teacher's pass left in
     ``cache_dir``, without running the encoder; None when it left none for these inputs
-    and settings (then call :func:`aggregate_vectors`)."""
+    and settings (then call :func:`aggregate_vectors`). ``stats_out`` gets the ``forward``
+    the teacher's pass ran (its record: ``"truncated"`` or ``"full (why)"``)."""
     fingerprint = sums_fingerprint(
         sentences_path,
         vocab,
@@ -472,6 +475,12 @@ def vectors_from_teacher(
             f"vocabulary {len(vocab)}"
         )
     log.info("aggregate %s: the teacher's pass's sums of seed %d (no encoder run)", language, seed)
+    if stats_out is not None:
+        from xlalign.static.teacher import META_FILE
+
+        meta_file = Path(cache_dir) / META_FILE
+        meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.is_file() else {}
+        stats_out["forward"] = meta.get("forward", "unknown")
     where = f"{sentences_path} (language {language!r})"
     return mean_vectors(
         sums, n, vocab, dropped=dropped, max_length=max_length, missing=missing, where=where
@@ -661,7 +670,9 @@ def aggregate_vectors(
     finally:
         bar.close()
     if stats_out is not None:
-        stats_out.update(resumed_from_chunk=resumed_from, chunks=n_chunks)
+        stats_out.update(
+            resumed_from_chunk=resumed_from, chunks=n_chunks, forward=forward_record(model)
+        )
 
     log.info("aggregate %s: %d sentences encoded", language, len(wanted))
     out = mean_vectors(

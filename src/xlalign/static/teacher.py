@@ -113,6 +113,7 @@ from xlalign.corpus.vocab import Vocab, tokens_of
 from xlalign.encoders.contextual import (
     POOLINGS,
     WordVectorStats,
+    forward_record,
     load_truncated_encoder,
     sentence_token_means,
     untokenizable,
@@ -714,6 +715,8 @@ def build_teacher_cache(
         "context": context,
         "dtype": config["dtype"],
         "dim": int(model.config.hidden_size),
+        # how layer `layer` was computed: "truncated" (layers 1..layer) or "full (why)"
+        "forward": forward_record(model),
         "vocab_size": len(vocab),
         "vocab_sha256": config["vocab_sha256"],
         "sentences_sha256": config["sentences_sha256"],

@@ -660,6 +660,8 @@ def evaluate_retrieval(
         "layer": layer,
         "depth": depth,
         "layer_convention": "hf_hidden_states",
+        # every layer of the sweep from one pass of the whole model: no truncated forward
+        "forward": "full (one pass gives every layer of the sweep)",
         "pooling": pooling,
         "include_special": include_special,
         "max_length": src_stats.max_length,

@@ -577,6 +577,7 @@ def _retrieval_set(
         "layer": encoding["layer"],
         "layer_convention": "hf_hidden_states (0 = embeddings)",
         "layer_rule": "xtreme (hidden_states[-12:][7])" if layer is None else "configured",
+        "forward": "full (one pass gives every layer of the sweep)",
         "pooling": encoding["pooling"],
         "include_special": encoding["include_special"],
         "languages": results,
