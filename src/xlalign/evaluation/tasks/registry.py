@@ -121,6 +121,12 @@ TASKS: dict[str, TaskInfo] = {
         ),
         TaskInfo("tatoeba", "retrieval", "Tatoeba", "accuracy", protocol_note=_XTREME),
         TaskInfo("bucc", "retrieval", "BUCC", "f1", protocol_note=_XTREME),
+        TaskInfo(
+            "tatoeba-laser", "retrieval", "Tatoeba (LASER, all languages)", "accuracy",
+            protocol_note="LASER's Tatoeba test sets in all their named languages (MTEB's "
+            "Tatoeba data); XTREME's retrieval protocol (layer sweep, accuracy@1 both ways) "
+            "and, where enabled, MTEB's bitext-mining scores",
+        ),
         # The embedded default: gold data from registry packages, XTREME's recipes.
         TaskInfo(
             "pos-gold", "tagging", "POS (gold, WSJ → UD)", "accuracy", "pos",
