@@ -681,6 +681,11 @@ def _task_data(cfg: Mapping[str, Any], fail: Fail) -> None:
                         else f" (no bible source in corpus.sources.{side}, so no translation "
                         f"of {side!r} to pair)"
                     )
+                elif name == "tatoeba-laser" and lang in registry.LASER_TATOEBA_UNNAMED:
+                    hint = (
+                        f" (LASER's {lang!r} has no xlalign language code: "
+                        f"{registry.LASER_TATOEBA_UNNAMED[lang]})"
+                    )
                 fail(
                     f"zeroshot.retrieval.sets.{name}.languages[{i}]: {name!r} has no data for "
                     f"{lang!r}{hint}; it has {', '.join(sorted(have)) or 'none'}"

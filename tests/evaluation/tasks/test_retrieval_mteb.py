@@ -225,3 +225,33 @@ def test_the_cli_scores_mteb_with_a_prompt(
     want = evaluate_mteb(_pairs(), model, AutoTokenizer.from_pretrained(tiny), prompt="query: ")
     assert brief["mteb"]["de"]["f1"] == pytest.approx(want["f1"])
     assert brief["mteb"]["de"]["protocol"] == "MTEB (Tatoeba bitext mining)"
+
+
+def test_the_configuration_refuses_what_cannot_be_scored(tmp_path: Path) -> None:
+    import copy
+
+    import yaml
+
+    from xlalign.config import validate
+
+    root = Path(__file__).resolve().parents[3]
+    base = yaml.safe_load((root / "config" / "config.yaml").read_text("utf-8"))
+    ret = base["zeroshot"]["retrieval"]
+    # LASER's languages need not be workflow languages (prepare_task takes any code)
+    ret["sets"]["tatoeba-laser"] = {"languages": ["am", "de", "lv"]}
+    ret["mteb"] = {"sets": ["tatoeba-laser"], "encoders": {"x": {"prompt": "query: "}}}
+    validate(copy.deepcopy(base), base_dir=tmp_path)
+    for change, match in (
+        ({"languages": ["ber"]}, r"languages\[0\]: 'tatoeba-laser' has no data for 'ber' "
+         r"\(LASER's 'ber' has no xlalign language code: Berber"),
+        ({"mteb": ["tatoeba"]}, r"mteb.sets\[0\]: 'tatoeba' is not in zeroshot.retrieval.sets"),
+        ({"mteb": ["bucc"]}, r"mteb.sets\[0\]: 'bucc' is mined with margins"),
+    ):  # fmt: skip
+        cfg = copy.deepcopy(base)
+        if "languages" in change:
+            cfg["zeroshot"]["retrieval"]["sets"]["tatoeba-laser"] = change
+        else:
+            cfg["zeroshot"]["retrieval"]["mteb"]["sets"] = change["mteb"]
+            cfg["zeroshot"]["retrieval"]["sets"]["bucc"] = {"languages": ["de"]}
+        with pytest.raises(ConfigError, match=match):
+            validate(cfg, base_dir=tmp_path)

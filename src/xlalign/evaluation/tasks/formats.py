@@ -55,6 +55,7 @@ from xlalign.core.errors import InputError
 from xlalign.core.formats import conllu
 from xlalign.core.formats.text import is_text, iter_numbered_lines, json_line
 from xlalign.core.io import PathLike, atomic_open
+from xlalign.evaluation.tasks import registry as _registry
 from xlalign.evaluation.tasks.data import (
     PairExample,
     ParsedSentence,
@@ -822,15 +823,9 @@ LASER_TATOEBA_CODES = {
     "zh": "cmn",
 }  # fmt: skip
 
-#: LASER's Tatoeba languages that no xlalign language code can name, and why: they are
-#: downloadable (their checksums are in the configuration) but not a language of the
-#: ``tatoeba-laser`` set; asking for them by LASER's code is refused with this reason.
-LASER_TATOEBA_UNNAMED = {
-    "ber": "Berber: an ISO 639-2/639-5 collective code for a language family, with no "
-    "ISO 639-3 language (xlalign codes are ISO 639-1/639-3 languages)",
-    "kzj": "Coastal Kadazan: an ISO 639-3 code retired in 2016 and merged into 'dtp' "
-    "(Central Dusun), which LASER's set already has as a language of its own",
-}
+#: LASER's Tatoeba languages that no xlalign code names (why: the value), kept in the
+#: registry, which configuration validation reads.
+LASER_TATOEBA_UNNAMED = _registry.LASER_TATOEBA_UNNAMED
 
 #: Tatoeba set id -> its languages' file codes (``tatoeba``: XTREME's subset;
 #: ``tatoeba-laser``: all of LASER's named languages).
