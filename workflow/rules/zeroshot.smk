@@ -2,6 +2,7 @@
 # fine-tune on English and test on every other language, one job per encoder x task x
 # fine-tuning seed; sentence retrieval without fine-tuning, one job per encoder over all its
 # sets; the paper's Table 3 shape and per-language Tables 8-12 from whatever ran.
+from xlalign.config import taskdata
 
 
 rule finetune:
@@ -47,6 +48,14 @@ rule finetune:
         or (wc.task in AN_FINETUNED and f"{wc.encoder}@{wc.task}" in AN_ENCODERS),
     script:
         "../scripts/finetune.py"
+
+
+for _enc in config["zeroshot"]["retrieval"]["mteb"]["encoders"]:
+    if _enc not in ZS_ENCODERS:
+        raise ValueError(
+            f"zeroshot.retrieval.mteb.encoders.{_enc}: no zero-shot encoder of this name; "
+            f"the encoders are {sorted(ZS_ENCODERS)}"
+        )
 
 
 # One job per encoder for every retrieval set: the encoder, its tokenizer and the imports
@@ -106,6 +115,10 @@ rule retrieve:
                 "max_length",
             )
         },
+        # MTEB's scoring: its sets and this encoder's prompt and pooling
+        mteb=lambda wc: taskdata.mteb_settings(
+            config["zeroshot"]["retrieval"]["mteb"], wc.encoder
+        ),
         device=config["zeroshot"]["device"],
         # Each set's progress, to resume from after a kill: beside the outputs, not among
         # them (Snakemake removes a failed job's outputs); removed when the job succeeds.

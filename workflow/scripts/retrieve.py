@@ -31,5 +31,6 @@ with job_logging(snakemake):
         work_dir=par.work_dir,
         stats_path=out.stats,
         budget_mb=snakemake.config["memory"]["block_mb"],
+        mteb=par.mteb,
         **par.settings,
     )

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from xlalign.cli.common import (
     add_checkpoint_minutes,
@@ -192,7 +193,7 @@ def add_retrieve(sub: argparse._SubParsersAction) -> None:
         help="sentence retrieval (Tatoeba-style accuracy@1, both directions) at a layer and "
         "across every layer, from one forward pass",
     )
-    p.add_argument("set", help="retrieval set id: tatoeba, bucc, udhr, bible")
+    p.add_argument("set", help="retrieval set id: tatoeba, tatoeba-laser, bucc, udhr, bible")
     p.add_argument("encoder", type=input_dir, help="Hugging Face checkpoint directory")
     p.add_argument(
         "pairs",
@@ -219,6 +220,19 @@ def add_retrieve(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-length", type=positive_int, default=512)
     p.add_argument("--max-pairs", type=positive_int)
     p.add_argument("--device")
+    p.add_argument(
+        "--mteb",
+        action="store_true",
+        help="also score as MTEB scores bitext mining (xx->en, cosine, top-1, accuracy and "
+        "weighted F1) with the model's prompt and pooling of its last layer",
+    )
+    p.add_argument(
+        "--mteb-prompt", default="", help='with --mteb: prefixed to every sentence (e5: "query: ")'
+    )
+    p.add_argument("--mteb-pooling", choices=["mean", "cls"], default="mean")
+    p.add_argument(
+        "--mteb-exclude-special", action="store_true", help="with --mteb: mean without <s>, </s>"
+    )
     p.set_defaults(func=_cmd_retrieve)
 
 
@@ -241,7 +255,22 @@ def _cmd_retrieve(args: argparse.Namespace) -> None:
         max_length=args.max_length,
         max_pairs=args.max_pairs,
         device=args.device,
+        mteb={
+            "prompt": args.mteb_prompt,
+            "pooling": args.mteb_pooling,
+            "include_special": not args.mteb_exclude_special,
+        }
+        if args.mteb
+        else None,
     )
-    brief = {lang: r.get("accuracy") for lang, r in res["languages"].items()}
-    json.dump({"layer": res["layer"], "accuracy": brief}, sys.stdout, indent=2, sort_keys=True)
+    brief: dict[str, Any] = {
+        "layer": res["layer"],
+        "accuracy": {lang: r.get("accuracy") for lang, r in res["languages"].items()},
+    }
+    if args.mteb:
+        brief["mteb"] = {
+            lang: {k: r["mteb"][k] for k in ("accuracy", "f1", "protocol")}
+            for lang, r in res["languages"].items()
+        }
+    json.dump(brief, sys.stdout, indent=2, sort_keys=True)
     sys.stdout.write("\n")

@@ -37,6 +37,11 @@ OFFICIAL_LANGUAGES: dict[str, tuple[str, ...]] = {
         "udparse": _UD,
         "tatoeba": "af ar bg bn de el es et eu fa fi fr he hi hu id it ja jv ka kk ko ml mr nl "
         "pt ru sw ta te th tl tr ur vi zh az lt pl uk ro",
+        "tatoeba-laser": "af am ang ar arq arz ast awa az be bg bn br bs ca cbk ceb ch cs csb "
+        "cy da de dsb dtp el eo es et eu fa fi fo fr fy ga gd gl gsw he hi hr hsb hu hy ia id ie "
+        "io is it ja jv ka kab kk km ko ku kw la lfn lt lv max mhr mk ml mn mr ms nb nds nl nn "
+        "nov oc orv pam pl pms pt ro ru sk sl sq sr sv sw swg ta te th tk tl tr tt tzl ug uk ur "
+        "uz vi war wuu xh yi yue zh",
     }.items()
 }
 
@@ -134,6 +139,20 @@ def retrieval_languages(cfg: Mapping[str, Any], name: str) -> frozenset[str] | N
     if name in OFFICIAL_LANGUAGES:
         return frozenset(OFFICIAL_LANGUAGES[name]) - {"en"}
     return None
+
+
+#: The MTEB encoding settings (``zeroshot.retrieval.mteb``) and their schema defaults.
+MTEB_ENCODING_DEFAULTS: dict[str, Any] = {"prompt": "", "pooling": "mean", "include_special": True}
+
+
+def mteb_settings(mteb: Mapping[str, Any], encoder: str) -> dict[str, Any]:
+    """The MTEB scoring of one encoder's retrieval job: ``sets`` and the encoding
+    (``prompt``, ``pooling``, ``include_special``) of ``zeroshot.retrieval.mteb``, the
+    encoder's own entry under ``encoders`` over the shared values."""
+    out = {k: mteb.get(k, v) for k, v in MTEB_ENCODING_DEFAULTS.items()}
+    out.update((mteb.get("encoders") or {}).get(encoder) or {})
+    out["sets"] = list(mteb.get("sets") or [])
+    return out
 
 
 #: The English similarity sets of each wheel ``embedded.similarity_package`` may name, as

@@ -374,6 +374,18 @@ def _check_zeroshot(cfg: dict[str, Any], fail: Any) -> None:
             fail(f"{key}: {exc}")
         if info.family != "retrieval":
             fail(f"{key}: {name!r} is a fine-tuned task: list it under zeroshot.tasks")
+    for i, name in enumerate(zs["retrieval"]["mteb"]["sets"]):
+        key = f"zeroshot.retrieval.mteb.sets[{i}]"
+        if name not in zs["retrieval"]["sets"]:
+            fail(
+                f"{key}: {name!r} is not in zeroshot.retrieval.sets "
+                f"({', '.join(zs['retrieval']['sets'])})"
+            )
+        if name == "bucc":
+            fail(
+                f"{key}: 'bucc' is mined with margins (XTREME's protocol); MTEB's BUCC scoring "
+                "is not implemented"
+            )
 
 
 def _check_pretrain(cfg: dict[str, Any], fail: Any) -> None:

@@ -10,6 +10,10 @@ results of the fine-tuning and retrieval jobs (xlalign.evaluation.tasks.run).
   the transfer gap (English minus the mean of the others).
 * **Retrieval by layer**: accuracy@1 at every Hugging Face ``hidden_states`` index (0 =
   the embeddings), from the one forward pass of the retrieval job.
+* **MTEB bitext mining** (sets listed in ``zeroshot.retrieval.mteb.sets``): per language
+  and encoder, MTEB's accuracy and F1 (its main score; xx→en queries, cosine, top-1,
+  weighted F1) with the encoder's prompt and last-layer pooling; named MTEB only where
+  every language was scored on MTEB's whole Tatoeba data.
 
 Names follow :mod:`xlalign.evaluation.tasks.registry`: only tasks run on XTREME's data
 with XTREME's protocol carry XTREME's names; silver labels are marked where they appear.
@@ -132,6 +136,11 @@ def check_retrieval(rec: Mapping[str, Any], where: str) -> None:
             test = required_key(res, "test", Mapping, at, "an object with f1")
             if "f1" in test and finite_number(test["f1"], f"{at}.test.f1") is None:
                 raise InputError(f"{at}.test.f1: expected a number, got {test['f1']!r}")
+        if res.get("mteb") is not None:
+            mteb = required_key(res, "mteb", Mapping, at, "an object: MTEB's scores")
+            for key in ("accuracy", "f1"):
+                if finite_number(mteb.get(key), f"{at}.mteb.{key}") is None:
+                    raise InputError(f"{at}.mteb.{key}: expected a number, got {mteb.get(key)!r}")
         if "sweep" in res:
             sweep = required_key(res, "sweep", Mapping, at, "an object: direction -> list by layer")
             for direction, values in sweep.items():
@@ -403,6 +412,75 @@ def layer_table(
     return frame, caption, notes
 
 
+#: The protocol name :func:`xlalign.evaluation.tasks.run` gives MTEB's Tatoeba scored whole.
+MTEB_TATOEBA = "MTEB (Tatoeba bitext mining)"
+
+
+def mteb_table(
+    rset: str, retrieval: Sequence[Mapping[str, Any]], encoders: Sequence[str]
+) -> tuple[pd.DataFrame, str, list[str]] | None:
+    """MTEB's accuracy and F1 of set ``rset`` per language (rows, then their mean) and
+    encoder (two columns each); None when no encoder's result has MTEB scores."""
+    res = {
+        enc: r
+        for enc in encoders
+        for r in retrieval
+        if r["set"] == rset and r["encoder"] == enc and r.get("mteb")
+    }
+    if not res:
+        return None
+    langs = list(dict.fromkeys(lang for r in res.values() for lang in r["languages"]))
+    scored = {
+        (enc, lang): r["languages"][lang].get("mteb")
+        for enc, r in res.items()
+        for lang in r["languages"]
+    }
+    cols, rows = [], []
+    for enc in res:
+        cols += [f"{enc} accuracy", f"{enc} F1"]
+    for lang in langs:
+        row = []
+        for enc in res:
+            m = scored.get((enc, lang))
+            row += (
+                [MISSING, MISSING]
+                if not m
+                else [f"{m[k]:.{DECIMALS}f}" for k in ("accuracy", "f1")]
+            )
+        rows.append(row)
+    mean_row = []
+    for enc in res:
+        for key in ("accuracy", "f1"):
+            vals = [m[key] for (e, _), m in scored.items() if e == enc and m]
+            mean_row.append(_fmt([statistics.fmean(vals)]) if vals else MISSING)
+    rows.append(mean_row)
+    frame = pd.DataFrame(rows, columns=cols, index=pd.Index([*langs, "mean"], name="language"))
+    protocols = {m.get("protocol") for m in scored.values() if m}
+    exact = protocols == {MTEB_TATOEBA}
+    info = task_info(rset)
+    what = MTEB_TATOEBA if exact else "MTEB's bitext-mining scoring"
+    caption = (
+        f"{info.title}: {what}, accuracy and F1 (MTEB's main score), 0-100, xx→en queries, "
+        f"{len(langs)} languages."
+    )
+    notes = []
+    for enc, r in res.items():
+        s = r["mteb"]
+        notes.append(
+            f"{enc}: prompt {s.get('prompt')!r} on both sides, {s.get('pooling')} pooling of the "
+            f"last layer (special tokens {'included' if s.get('include_special') else 'excluded'})."
+        )
+    notes.append(
+        "F1, precision and recall are scikit-learn's weighted averages over the retrieved "
+        "indices, as MTEB computes them; the mean row averages these languages only."
+    )
+    if not exact:
+        notes.append(
+            "Not MTEB's Tatoeba numbers: " + "; ".join(sorted(str(p) for p in protocols)) + "."
+        )
+    return frame, caption, notes
+
+
 def write_zeroshot_tables(
     *,
     runs: Sequence[PathLike],
@@ -443,6 +521,9 @@ def write_zeroshot_tables(
             made = layer_table(rset, ret_recs, enc)
             if made:
                 emit(f"{rset}_layers_{enc}", *made, None)
+        made_mteb = mteb_table(rset, ret_recs, encoders)
+        if made_mteb:
+            emit(f"{rset}_mteb", *made_mteb, None)
     with atomic_open(md_path) as fh:
         fh.write("\n".join(parts))
     write_json(summary_path, summary)

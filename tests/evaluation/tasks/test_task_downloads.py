@@ -130,7 +130,12 @@ def official_files() -> dict[str, dict[str, bytes]]:
         },
         "tatoeba": {
             name: _text(f"tatoeba/{name}")
-            for name in ("tatoeba.deu-eng.deu", "tatoeba.deu-eng.eng")
+            for name in (
+                "tatoeba.deu-eng.deu",
+                "tatoeba.deu-eng.eng",
+                "tatoeba.lvs-eng.lvs",
+                "tatoeba.lvs-eng.eng",
+            )
         },
         "bucc": {
             "bucc2018-de-en.sample-gold.tar.bz2": _bucc("sample"),
@@ -355,6 +360,41 @@ def test_pawsx_tatoeba_bucc(server: Server, tmp_path: Path) -> None:
     }
     assert (b / "test.gold.tsv").read_text().splitlines()[0] == "de-000000001\ten-000000002"
     assert read_records(b / "dev.jsonl", "retrieval")[0].target == "This is a house."
+
+
+def test_tatoeba_laser_reads_the_same_downloads(server: Server, tmp_path: Path) -> None:
+    """LASER's full Tatoeba: a language XTREME lacks under its xlalign code (lv for LASER's
+    lvs), from the `tatoeba` downloads, which XTREME's subset shares (one request)."""
+    cfg = _config(server)
+    lv = fetch_and_prepare(cfg, "tatoeba-laser", "lv", tmp_path)
+    pairs = read_records(lv / "test.jsonl", "retrieval")
+    assert [(r.id, r.source, r.target) for r in pairs] == [
+        ("0", "Es esmu noguris.", "I am tired."),
+        ("1", "Kur ir Toms?", "Where is Tom?"),
+        ("2", "Paldies.", "Thank you."),
+    ]
+    stats = _stats(lv)
+    assert [(s["file"], s["dataset"]) for s in stats["sources"]] == [
+        ("tatoeba.lvs-eng.eng", "tatoeba"),
+        ("tatoeba.lvs-eng.lvs", "tatoeba"),
+    ]
+    assert (tmp_path / wp.task_download_file("tatoeba", "tatoeba.lvs-eng.lvs")).is_file()
+    fetch_and_prepare(cfg, "tatoeba", "de", tmp_path)
+    de = fetch_and_prepare(cfg, "tatoeba-laser", "de", tmp_path)
+    assert len(server.requests_for("/tatoeba/tatoeba.deu-eng.deu")) == 1
+    assert [r.id for r in read_records(de / "test.jsonl", "retrieval")] == ["0", "1", "3"]
+    # XTREME's subset keeps its languages
+    with pytest.raises(ConfigError, match="'tatoeba' has no data for language 'lv'"):
+        official.source_files(cfg, "tatoeba", "lv")
+
+
+def test_tatoeba_laser_languages_without_a_code_are_named() -> None:
+    from xlalign.evaluation.tasks.formats import tatoeba_files
+
+    with pytest.raises(InputError, match=r"LASER's 'kzj' has no xlalign language code \(Coastal"):
+        tatoeba_files("kzj", "tatoeba-laser")
+    with pytest.raises(ConfigError, match="'tatoeba-laser' has no data for language 'ber'"):
+        official.source_files({}, "tatoeba-laser", "ber")
 
 
 def test_languages_a_dataset_lacks_fail_before_any_download() -> None:

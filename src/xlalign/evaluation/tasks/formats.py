@@ -55,6 +55,7 @@ from xlalign.core.errors import InputError
 from xlalign.core.formats import conllu
 from xlalign.core.formats.text import is_text, iter_numbered_lines, json_line
 from xlalign.core.io import PathLike, atomic_open
+from xlalign.evaluation.tasks import registry as _registry
 from xlalign.evaluation.tasks.data import (
     PairExample,
     ParsedSentence,
@@ -794,12 +795,60 @@ TATOEBA_CODES = {
 }  # fmt: skip
 
 
-def tatoeba_files(lang: str) -> tuple[str, str]:
-    """The two file names of a language: ``tatoeba.<xxx>-eng.<xxx>``, ``...eng.eng``."""
-    code = TATOEBA_CODES.get(lang)
+#: Our codes -> LASER's ISO 639-3 codes for every language of LASER's ``data/tatoeba/v1``
+#: (112 languages; MTEB's Tatoeba) but the two in :data:`LASER_TATOEBA_UNNAMED`. XTREME's
+#: languages keep their names of :data:`TATOEBA_CODES` (``zh`` for ``cmn``, ``fa`` for
+#: ``pes``, ``sw`` for ``swh``, ``tl`` for ``tgl``); every other code is the canonical
+#: spelling of LASER's (:func:`xlalign.core.langtags.canonical`: the shortest code, so
+#: ``lvs`` -> ``lv``, ``zsm`` -> ``ms``, ``kur`` -> ``ku``). ``tests/evaluation/tasks``
+#: recomputes this table from those two rules.
+LASER_TATOEBA_CODES = {
+    "af": "afr", "am": "amh", "ang": "ang", "ar": "ara", "arq": "arq", "arz": "arz",
+    "ast": "ast", "awa": "awa", "az": "aze", "be": "bel", "bg": "bul", "bn": "ben",
+    "br": "bre", "bs": "bos", "ca": "cat", "cbk": "cbk", "ceb": "ceb", "ch": "cha",
+    "cs": "ces", "csb": "csb", "cy": "cym", "da": "dan", "de": "deu", "dsb": "dsb",
+    "dtp": "dtp", "el": "ell", "eo": "epo", "es": "spa", "et": "est", "eu": "eus", "fa": "pes",
+    "fi": "fin", "fo": "fao", "fr": "fra", "fy": "fry", "ga": "gle", "gd": "gla", "gl": "glg",
+    "gsw": "gsw", "he": "heb", "hi": "hin", "hr": "hrv", "hsb": "hsb", "hu": "hun",
+    "hy": "hye", "ia": "ina", "id": "ind", "ie": "ile", "io": "ido", "is": "isl", "it": "ita",
+    "ja": "jpn", "jv": "jav", "ka": "kat", "kab": "kab", "kk": "kaz", "km": "khm", "ko": "kor",
+    "ku": "kur", "kw": "cor", "la": "lat", "lfn": "lfn", "lt": "lit", "lv": "lvs",
+    "max": "max", "mhr": "mhr", "mk": "mkd", "ml": "mal", "mn": "mon", "mr": "mar",
+    "ms": "zsm", "nb": "nob", "nds": "nds", "nl": "nld", "nn": "nno", "nov": "nov",
+    "oc": "oci", "orv": "orv", "pam": "pam", "pl": "pol", "pms": "pms", "pt": "por",
+    "ro": "ron", "ru": "rus", "sk": "slk", "sl": "slv", "sq": "sqi", "sr": "srp", "sv": "swe",
+    "sw": "swh", "swg": "swg", "ta": "tam", "te": "tel", "th": "tha", "tk": "tuk", "tl": "tgl",
+    "tr": "tur", "tt": "tat", "tzl": "tzl", "ug": "uig", "uk": "ukr", "ur": "urd", "uz": "uzb",
+    "vi": "vie", "war": "war", "wuu": "wuu", "xh": "xho", "yi": "yid", "yue": "yue",
+    "zh": "cmn",
+}  # fmt: skip
+
+#: LASER's Tatoeba languages that no xlalign code names (why: the value), kept in the
+#: registry, which configuration validation reads.
+LASER_TATOEBA_UNNAMED = _registry.LASER_TATOEBA_UNNAMED
+
+#: Tatoeba set id -> its languages' file codes (``tatoeba``: XTREME's subset;
+#: ``tatoeba-laser``: all of LASER's named languages).
+TATOEBA_SETS = {"tatoeba": TATOEBA_CODES, "tatoeba-laser": LASER_TATOEBA_CODES}
+
+
+def tatoeba_files(lang: str, set_id: str = "tatoeba") -> tuple[str, str]:
+    """The two file names of a language: ``tatoeba.<xxx>-eng.<xxx>``, ``...eng.eng``
+    (``set_id``: ``tatoeba``, XTREME's subset, or ``tatoeba-laser``, all of LASER's)."""
+    codes = TATOEBA_SETS.get(set_id)
+    if codes is None:
+        raise InputError(f"unknown Tatoeba set {set_id!r}; known: {sorted(TATOEBA_SETS)}")
+    code = codes.get(lang)
     if code is None:
+        why = LASER_TATOEBA_UNNAMED.get(lang)
+        if why is not None:
+            raise InputError(
+                f"Tatoeba: LASER's {lang!r} has no xlalign language code ({why}); "
+                "it is left out of the retrieval sets"
+            )
+        what = "XTREME" if set_id == "tatoeba" else "LASER"
         raise InputError(
-            f"Tatoeba (XTREME) has no language {lang!r}; it has {sorted(TATOEBA_CODES)}"
+            f"Tatoeba ({what}, set {set_id!r}) has no language {lang!r}; it has {sorted(codes)}"
         )
     return f"tatoeba.{code}-eng.{code}", f"tatoeba.{code}-eng.eng"
 

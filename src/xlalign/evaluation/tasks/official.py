@@ -39,7 +39,10 @@ logger = logging.getLogger(__name__)
 #: The language every XTREME task trains (and selects models) on.
 SOURCE_LANGUAGE = "en"
 
-TASKS = ("panx", "udpos", "udparse", "xnli", "pawsx", "xquad", "mlqa", "tydiqa", "tatoeba", "bucc")
+TASKS = (
+    "panx", "udpos", "udparse", "xnli", "pawsx", "xquad", "mlqa", "tydiqa", "tatoeba", "bucc",
+    "tatoeba-laser",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,18 @@ LANGUAGES["tatoeba"] = tuple(
     "te th tl tr ur vi zh az lt pl uk ro".split()
 )
 
+#: LASER's full Tatoeba (``data/tatoeba/v1``, MTEB's Tatoeba): every language of
+#: :data:`.formats.LASER_TATOEBA_CODES` (110 of its 112: ``ber`` and ``kzj`` have no
+#: language code, :data:`.formats.LASER_TATOEBA_UNNAMED`), from the same ``tatoeba``
+#: downloads as XTREME's subset.
+LANGUAGES["tatoeba-laser"] = tuple(
+    "af am ang ar arq arz ast awa az be bg bn br bs ca cbk ceb ch cs csb cy da de dsb dtp el "
+    "eo es et eu fa fi fo fr fy ga gd gl gsw he hi hr hsb hu hy ia id ie io is it ja jv ka kab "
+    "kk km ko ku kw la lfn lt lv max mhr mk ml mn mr ms nb nds nl nn nov oc orv pam pl pms pt "
+    "ro ru sk sl sq sr sv sw swg ta te th tk tl tr tt tzl ug uk ur uz vi war wuu xh yi yue "
+    "zh".split()
+)
+
 #: Options of :func:`prepare_task` per task, and their defaults.
 DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
     "udpos": {"multiword": "words", "xtreme_clean": True, "treebanks": None},
@@ -176,10 +191,10 @@ def source_files(cfg: Mapping[str, Any], task: str, lang: str) -> list[tuple[str
     if task == "tydiqa":
         dev = ("tydiqa", "tydiqa-goldp-v1.1-dev.json")
         return [("tydiqa", "tydiqa-goldp-v1.1-train.json"), dev] if en else [dev]
-    if task == "tatoeba":
+    if task in ("tatoeba", "tatoeba-laser"):
         from xlalign.evaluation.tasks.formats import tatoeba_files
 
-        return [("tatoeba", name) for name in tatoeba_files(lang)]
+        return [("tatoeba", name) for name in tatoeba_files(lang, task)]
     if task == "bucc":
         return [
             ("bucc", f"bucc2018-{lang}-en.sample-gold.tar.bz2"),
@@ -466,7 +481,7 @@ def _build_tydiqa(job: _Job) -> Splits:
 def _build_tatoeba(job: _Job) -> Splits:
     from xlalign.evaluation.tasks.formats import read_tatoeba, tatoeba_files
 
-    src, eng = tatoeba_files(job.lang)
+    src, eng = tatoeba_files(job.lang, job.task)
     return {"test": (read_tatoeba(job.file(src), job.file(eng)), f"{src}, {eng}")}
 
 
@@ -507,6 +522,7 @@ BUILDERS: dict[str, Callable[[_Job], Splits]] = {
     "mlqa": _build_mlqa,
     "tydiqa": _build_tydiqa,
     "tatoeba": _build_tatoeba,
+    "tatoeba-laser": _build_tatoeba,
     "bucc": _build_bucc,
 }
 
@@ -578,4 +594,6 @@ def _dataset_of(task: str, name: str) -> str:
         return "squad"
     if task in ("udpos", "udparse"):
         return "ud27" if "v2.7" in name else "ud25"
+    if task == "tatoeba-laser":
+        return "tatoeba"
     return task

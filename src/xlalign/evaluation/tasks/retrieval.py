@@ -12,6 +12,12 @@ sentences are compared by cosine similarity.
   accuracy@1 in both directions, at a configured layer and at every layer.
 * :func:`xtreme_layer_to_hf`: XTREME's layer numbers as Hugging Face ``hidden_states``
   indices.
+* :func:`mteb_nearest`, :func:`mteb_bitext_scores`, :func:`evaluate_mteb`: bitext mining
+  as MTEB scores it (``BitextMiningEvaluator`` of embeddings-benchmark/mteb): the model's
+  own sentence embedding (its prompt, its pooling of the last layer), each non-English
+  sentence a query over all English ones (xx->en), cosine, top-1, and accuracy with
+  scikit-learn's *weighted* precision, recall and F1 over the retrieved indices (F1 is
+  MTEB's main score).
 * :func:`mine_candidates`, :func:`bucc_candidates`, :func:`bucc_optimize_threshold`,
   :func:`bucc_prf`, :func:`bucc_evaluate`: BUCC 2018 bitext mining as XTREME scores it.
 
@@ -670,6 +676,154 @@ def evaluate_retrieval(
     }
 
 
+# --------------------------------------------------------------------------- MTEB
+
+#: MTEB's main score of its bitext-mining tasks (Tatoeba's ``main_score``).
+MTEB_MAIN_SCORE = "f1"
+#: MTEB's ``_similarity_search`` chunks: queries and corpus rows compared at a time.
+MTEB_QUERY_CHUNK = 100
+MTEB_CORPUS_CHUNK = 500_000
+
+
+def mteb_nearest(queries: np.ndarray, corpus: np.ndarray) -> np.ndarray:
+    """The corpus row each query retrieves as MTEB's ``BitextMiningEvaluator`` does: float32
+    cosine (rows L2-normalised as ``torch.nn.functional.normalize`` does), the top-1 of
+    each corpus chunk by ``torch.topk(k=1, sorted=False)`` on the CPU, and across chunks the
+    highest score, the earlier chunk on a tie (a stable sort).
+
+    Ties within a chunk (duplicate sentences, hence identical vectors) go where
+    ``torch.topk`` puts them: torch documents no order, and on the CPU it is not always
+    the lowest index; calling it is what reproduces MTEB's choice.
+    """
+    import torch
+
+    q = torch.nn.functional.normalize(
+        torch.from_numpy(np.ascontiguousarray(queries, dtype=np.float32)), p=2, dim=1
+    )
+    c = torch.nn.functional.normalize(
+        torch.from_numpy(np.ascontiguousarray(corpus, dtype=np.float32)), p=2, dim=1
+    )
+    best = np.empty(len(q), dtype=np.int64)
+    with torch.inference_mode():
+        for qs in range(0, len(q), MTEB_QUERY_CHUNK):
+            top_val: torch.Tensor | None = None
+            top_idx: torch.Tensor | None = None
+            for cs in range(0, len(c), MTEB_CORPUS_CHUNK):
+                sims = q[qs : qs + MTEB_QUERY_CHUNK] @ c[cs : cs + MTEB_CORPUS_CHUNK].T
+                val, idx = torch.topk(sims, 1, dim=1, largest=True, sorted=False)
+                val, idx = val[:, 0], idx[:, 0] + cs
+                if top_val is None or top_idx is None:
+                    top_val, top_idx = val, idx
+                else:
+                    better = val > top_val  # a tie keeps the earlier chunk
+                    top_val = torch.where(better, val, top_val)
+                    top_idx = torch.where(better, idx, top_idx)
+            assert top_idx is not None
+            best[qs : qs + MTEB_QUERY_CHUNK] = top_idx.numpy()
+    return best
+
+
+def mteb_bitext_scores(queries: np.ndarray, corpus: np.ndarray) -> dict[str, Any]:
+    """MTEB's bitext-mining scores (0-100; MTEB stores fractions) of sentence vectors whose
+    gold is the row with the same index: each row of ``queries`` (the non-English side,
+    MTEB's ``sentence1``) retrieves one row of ``corpus`` (English, ``sentence2``) by
+    :func:`mteb_nearest`.
+
+    The labels are the gold rows, the predictions the retrieved rows, and the scores
+    scikit-learn's ``accuracy_score`` and ``precision_score`` / ``recall_score`` /
+    ``f1_score`` with ``average="weighted"`` and ``zero_division=0``, as MTEB calls them.
+    Every gold row occurs once, so the weighted average is the mean over queries of each
+    gold row's per-label score (rows only ever predicted weigh nothing): recall is the
+    accuracy; a correct query whose row ``c`` queries retrieved has precision ``1 / c`` and
+    F1 ``2 / (1 + c)``; a wrong one 0. Two queries that retrieve the same row (a duplicate
+    English sentence) therefore cost F1 even for the one that is right.
+    """
+    if queries.ndim != 2 or queries.shape != corpus.shape:
+        raise InputError(
+            f"MTEB scoring: queries {queries.shape} and corpus {corpus.shape} must be "
+            "[n, dim] alike (one English sentence per query)"
+        )
+    if not len(queries):
+        raise InputError("MTEB scoring: no sentence pairs")
+    if not (np.isfinite(queries).all() and np.isfinite(corpus).all()):
+        raise InputError("MTEB scoring: NaN or infinite sentence vectors")
+    pred = mteb_nearest(queries, corpus)
+    n = len(pred)
+    gold = np.arange(n)
+    correct = pred == gold
+    times = np.bincount(pred, minlength=n)  # how often each row was retrieved
+    precision = np.where(correct, 1.0 / np.maximum(times[gold], 1), 0.0)
+    f1 = np.where(correct, 2.0 * precision / (precision + 1.0), 0.0)
+    return {
+        "accuracy": 100.0 * float(correct.mean()),
+        "precision": 100.0 * float(precision.mean()),
+        "recall": 100.0 * float(correct.mean()),
+        "f1": 100.0 * float(f1.mean()),
+        "main_score": MTEB_MAIN_SCORE,
+        "n": n,
+        "predictions": pred.tolist(),
+    }
+
+
+def evaluate_mteb(
+    pairs: Sequence[RetrievalPair],
+    model: Any,
+    tokenizer: Any,
+    *,
+    prompt: str = "",
+    pooling: str = "mean",
+    include_special: bool = True,
+    batch_size: int = 32,
+    max_length: int = 512,
+    device: Any = None,
+) -> dict[str, Any]:
+    """Bitext mining of a set of pairs as MTEB scores it (:func:`mteb_bitext_scores`),
+    with the model's own sentence embedding: ``prompt`` prefixed to every sentence of both
+    sides (e5's ``"query: "``; MTEB's e5 runs prefix it for every task but retrieval) and
+    the last layer's states pooled by ``pooling`` (``mean`` over the attention mask,
+    special tokens included unless ``include_special`` is false: sentence-transformers'
+    mean pooling; ``cls``: the first token's state). No pair is dropped: a query keeps
+    its index, the gold of MTEB's Tatoeba. Returns the scores, the retrieved pair id per
+    query (``predictions``), the encoding settings and counts (truncated sentences)."""
+    if not pairs:
+        raise InputError("MTEB scoring: no sentence pairs")
+    depth = _depth(model)
+    stats = {"source": PoolingStats(), "target": PoolingStats()}
+    kw: dict[str, Any] = {
+        "pooling": pooling,
+        "include_special": include_special,
+        "batch_size": batch_size,
+        "max_length": max_length,
+        "device": device,
+        "layers": [depth],
+    }
+    src = pooled_hidden_states(
+        (model, tokenizer), [prompt + p.source for p in pairs], stats=stats["source"], **kw
+    )[0]
+    tgt = pooled_hidden_states(
+        (model, tokenizer), [prompt + p.target for p in pairs], stats=stats["target"], **kw
+    )[0]
+    scores = mteb_bitext_scores(src, tgt)
+    ids = [p.id for p in pairs]
+    scores["predictions"] = {"ids": ids, "xx->en": [ids[j] for j in scores["predictions"]]}
+    return {
+        **scores,
+        "direction": "xx->en",
+        "similarity": "cosine",
+        "prompt": prompt,
+        "pooling": pooling,
+        "include_special": include_special,
+        "layer": depth,
+        "max_length": stats["source"].max_length,
+        "counts": {
+            "pairs": len(pairs),
+            "truncated_source": stats["source"].truncated,
+            "truncated_target": stats["target"].truncated,
+            "duplicate_target": _duplicates([p.target for p in pairs]),
+        },
+    }
+
+
 # --------------------------------------------------------------------------- BUCC
 
 
@@ -934,9 +1088,12 @@ __all__ = [
     "bucc_evaluate",
     "bucc_optimize_threshold",
     "bucc_prf",
+    "evaluate_mteb",
     "evaluate_retrieval",
     "layer_sweep",
     "mine_candidates",
+    "mteb_bitext_scores",
+    "mteb_nearest",
     "pooled_hidden_states",
     "retrieval_accuracy",
     "xtreme_layer_to_hf",

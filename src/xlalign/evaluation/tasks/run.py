@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from xlalign.core.cadence import DEFAULT_INTERVAL_MINUTES
-from xlalign.core.errors import InputError
+from xlalign.core.errors import ConfigError, InputError
 from xlalign.core.io import PathLike, local_model_dir, read_json, write_json
 from xlalign.evaluation.tasks.base import TaskParams
 from xlalign.evaluation.tasks.data import read_records
@@ -302,12 +302,14 @@ def run_retrieval(
     device: str | None = None,
     work_dir: PathLike | None = None,
     budget_mb: float | None = None,
+    mteb: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Sentence retrieval of every language's pairs in ``sets`` (lang -> file) with
     ``encoder``, at ``layer`` (Hugging Face ``hidden_states`` index; None = XTREME's) and
     across every layer; writes and returns the results. One set of
-    :func:`run_retrieval_sets` (see there for resuming); ``work_dir`` defaults to
-    ``<stats_path>.work``."""
+    :func:`run_retrieval_sets` (see there for resuming and ``mteb``: its ``sets`` key is
+    not needed here, the set is scored as MTEB does whenever ``mteb`` is given);
+    ``work_dir`` defaults to ``<stats_path>.work``."""
     job = RetrievalSet(name, sets, stats_path, predictions_dir, max_pairs)
     return run_retrieval_sets(
         [job],
@@ -321,6 +323,7 @@ def run_retrieval(
         device=device,
         work_dirs=None if work_dir is None else {name: work_dir},
         budget_mb=budget_mb,
+        mteb=None if mteb is None else {**mteb, "sets": [name]},
     )[name]
 
 
@@ -339,6 +342,7 @@ def run_retrieval_sets(
     work_dirs: Mapping[str, PathLike] | None = None,
     stats_path: PathLike | None = None,
     budget_mb: float | None = None,
+    mteb: Mapping[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Sentence retrieval of several sets with one encoder, loaded once: each set's results
     (``set.stats_path``) and predictions folder, as :func:`run_retrieval` writes them for
@@ -359,7 +363,19 @@ def run_retrieval_sets(
     progress and writes what an uninterrupted run writes. The progress is then removed.
 
     ``budget_mb`` (``memory.block_mb``): the working memory of each block of cosines of
-    the retrieval and of BUCC's mining (it changes no number)."""
+    the retrieval and of BUCC's mining (it changes no number).
+
+    ``mteb``: ``{"sets": [...], "prompt", "pooling", "include_special"}`` (this encoder's
+    settings of ``zeroshot.retrieval.mteb``): the listed sets are scored a second time as
+    MTEB scores bitext mining (:func:`~xlalign.evaluation.tasks.retrieval.evaluate_mteb`,
+    under ``mteb`` in each language's result), with the model's prompt and pooling of its
+    last layer; BUCC is refused."""
+    mteb_sets = set((mteb or {}).get("sets") or ())
+    if "bucc" in mteb_sets:
+        raise ConfigError(
+            "zeroshot.retrieval.mteb.sets: 'bucc' is mined with margins as XTREME scores it; "
+            "MTEB's BUCC scoring is not implemented"
+        )
     names = [s.name for s in sets]
     if len(set(names)) != len(names) or not names:
         raise InputError(f"retrieval sets: expected distinct set names, got {names}")
@@ -390,6 +406,9 @@ def run_retrieval_sets(
             "settings": [pooling, include_special, batch_size, max_length, s.max_pairs],
             "device": dev.type,
         }
+        if s.name in mteb_sets:
+            assert mteb is not None
+            fp["mteb"] = {k: mteb.get(k) for k in ("prompt", "pooling", "include_special")}
         if work_dirs is not None and s.name in work_dirs:
             where = Path(work_dirs[s.name])
         elif work_dir is not None:
@@ -436,6 +455,7 @@ def run_retrieval_sets(
             layer,
             encoder_name,
             budget_mb=budget_mb,
+            mteb=mteb if s.name in mteb_sets else None,
         )
         write_json(s.stats_path, out[s.name])
         log.info("%s: %s done (%s)", encoder_name, s.name, s.stats_path)
@@ -512,6 +532,7 @@ def _retrieval_set(
     encoder_name: str,
     *,
     budget_mb: float | None = None,
+    mteb: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One set of :func:`run_retrieval_sets`: its languages evaluated (or read back from
     ``work``), its predictions folder written; returns its results."""
@@ -554,6 +575,13 @@ def _retrieval_set(
                 )
                 preds = res.pop("predictions", None)
                 res["data"] = {"file": str(path), **_data_stats(path)}
+                if mteb is not None:
+                    scored = _mteb_language(
+                        read_pairs[lang], model, tokenizer, mteb, encoding, rset, res["data"]
+                    )
+                    assert preds is not None
+                    preds["mteb"] = scored.pop("predictions")
+                    res["mteb"] = scored
             write_json(saved, {"result": res, "predictions": preds})
             shutil.rmtree(batches, ignore_errors=True)
         else:
@@ -580,8 +608,59 @@ def _retrieval_set(
         "forward": "full (one pass gives every layer of the sweep)",
         "pooling": encoding["pooling"],
         "include_special": encoding["include_special"],
+        "mteb": None
+        if mteb is None
+        else {k: mteb.get(k) for k in ("prompt", "pooling", "include_special")},
         "languages": results,
     }
+
+
+#: The retrieval sets whose data are MTEB's Tatoeba (LASER's ``data/tatoeba/v1``).
+MTEB_TATOEBA_SETS = ("tatoeba", "tatoeba-laser")
+
+
+def _mteb_language(
+    pairs: Sequence[Any],
+    model: Any,
+    tokenizer: Any,
+    mteb: Mapping[str, Any],
+    encoding: Mapping[str, Any],
+    rset: RetrievalSet,
+    data: Mapping[str, Any],
+) -> dict[str, Any]:
+    """One language scored as MTEB scores bitext mining, named MTEB's Tatoeba only where
+    the pairs are all of MTEB's: a Tatoeba set, no ``max_pairs`` cap, no line skipped."""
+    from xlalign.evaluation.tasks.retrieval import evaluate_mteb
+
+    scored = evaluate_mteb(
+        pairs,
+        model,
+        tokenizer,
+        prompt=str(mteb.get("prompt") or ""),
+        pooling=str(mteb.get("pooling") or "mean"),
+        include_special=bool(mteb.get("include_special", True)),
+        batch_size=encoding["batch_size"],
+        max_length=encoding["max_length"],
+        device=encoding["device"],
+    )
+    skipped = sum(
+        sum((split.get("skipped") or {}).values())
+        for split in (data.get("splits") or {}).values()
+        if isinstance(split, Mapping)
+    )
+    whole = rset.name in MTEB_TATOEBA_SETS and rset.max_pairs is None and not skipped
+    scored["protocol"] = (
+        "MTEB (Tatoeba bitext mining)"
+        if whole
+        else "MTEB's bitext-mining scoring on other data (not MTEB's Tatoeba: "
+        + (
+            "another set"
+            if rset.name not in MTEB_TATOEBA_SETS
+            else f"max_pairs {rset.max_pairs}, {skipped} line(s) skipped"
+        )
+        + ")"
+    )
+    return scored
 
 
 def _retrieval_pairs(path: PathLike, max_pairs: int | None) -> list[Any]:
