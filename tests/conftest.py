@@ -12,23 +12,33 @@ never import one another across directories.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
 
 _DEFAULT_THREADS: list[int] = []
+#: What a job sets for its process's thread pools (xlalign.workflow.jobscript.job_logging).
+_THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
 @pytest.fixture(autouse=True)
-def _torch_threads_restored() -> Iterator[None]:
-    """Every test ends with torch's intra-op thread count back at torch's default: the
-    stages set it for their job's process (``threads=``), and a test that runs one in this
-    process would otherwise change the floating-point sums of every later test that
-    compares a run in a child process with one in this process (the resume tests)."""
+def _threads_restored() -> Iterator[None]:
+    """Every test ends with torch's intra-op thread count and the thread variables of the
+    environment as they were: a job script run in this process (``job_logging``) or a stage
+    given ``threads=`` sets them for its job's process, and every later test that compares
+    a run in a child process (which inherits the environment) with one in this process
+    (the resume tests) would otherwise sum in other orders on each side."""
     import torch
 
     if not _DEFAULT_THREADS:
         _DEFAULT_THREADS.append(torch.get_num_threads())
+    env = {var: os.environ.get(var) for var in _THREAD_ENV}
     yield
+    for var, value in env.items():
+        if value is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = value
     if torch.get_num_threads() != _DEFAULT_THREADS[0]:
         torch.set_num_threads(_DEFAULT_THREADS[0])
