@@ -17,7 +17,6 @@ from collections.abc import Iterator
 
 import pytest
 
-_DEFAULT_THREADS: list[int] = []
 #: What a job sets for its process's thread pools (xlalign.workflow.jobscript.job_logging).
 _THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
@@ -25,14 +24,14 @@ _THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 @pytest.fixture(autouse=True)
 def _threads_restored() -> Iterator[None]:
     """Every test ends with torch's intra-op thread count and the thread variables of the
-    environment as they were: a job script run in this process (``job_logging``) or a stage
-    given ``threads=`` sets them for its job's process, and every later test that compares
+    environment as they were when it began (a module's own one-thread setting stays): a
+    job script run in this process (``job_logging``) or a stage given ``threads=`` sets
+    them for its job's process, and every later test that compares
     a run in a child process (which inherits the environment) with one in this process
     (the resume tests) would otherwise sum in other orders on each side."""
     import torch
 
-    if not _DEFAULT_THREADS:
-        _DEFAULT_THREADS.append(torch.get_num_threads())
+    threads = torch.get_num_threads()
     env = {var: os.environ.get(var) for var in _THREAD_ENV}
     yield
     for var, value in env.items():
@@ -40,5 +39,5 @@ def _threads_restored() -> Iterator[None]:
             os.environ.pop(var, None)
         else:
             os.environ[var] = value
-    if torch.get_num_threads() != _DEFAULT_THREADS[0]:
-        torch.set_num_threads(_DEFAULT_THREADS[0])
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
