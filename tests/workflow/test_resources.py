@@ -305,6 +305,9 @@ def test_encoder_shape(paper: dict[str, Any]) -> None:
     assert jobsize.encoder_shape(local) == jobsize.EncoderShape(1024, 24)
     hf = {"hidden_size": 512, "num_hidden_layers": 8, "vocab_size": 1000}
     assert jobsize.encoder_shape(unknown, hf) == jobsize.EncoderShape(512, 8, 1000)
+    # DistilBERT's config.json names them dim and n_layers
+    distil = {"model_type": "distilbert", "dim": 768, "n_layers": 6, "vocab_size": 119547}
+    assert jobsize.encoder_shape(unknown, distil) == jobsize.EncoderShape(768, 6, 119547)
     # XLM-R base has ~278M parameters.
     assert 270e6 < jobsize.encoder_shape(paper).params < 290e6
 

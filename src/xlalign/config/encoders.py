@@ -157,11 +157,30 @@ def check_architecture(hf: Mapping[str, Any], where: str, directory: Path | None
         )
 
 
+#: The names a ``config.json`` may give a field (DistilBERT's own names second; the
+#: loaded ``PretrainedConfig`` maps them, a raw ``config.json`` does not).
+_HF_ALIASES = {
+    "num_hidden_layers": ("num_hidden_layers", "n_layers"),
+    "hidden_size": ("hidden_size", "dim"),
+    "num_attention_heads": ("num_attention_heads", "n_heads"),
+}
+
+
+def hf_field(hf: Mapping[str, Any], name: str) -> Any:
+    """``name`` (``num_hidden_layers``, ``hidden_size`` or ``num_attention_heads``) of a
+    raw Hugging Face ``config.json``, under whichever name its architecture uses; None
+    when absent."""
+    for key in _HF_ALIASES[name]:
+        if key in hf:
+            return hf[key]
+    return None
+
+
 def from_hf_config(hf: Mapping[str, Any], origin: str) -> Geometry | None:
     """The geometry in a Hugging Face ``config.json`` (None when it lacks the fields)."""
-    depth = hf.get("num_hidden_layers", hf.get("n_layers"))
-    hidden = hf.get("hidden_size", hf.get("dim"))
-    heads = hf.get("num_attention_heads", hf.get("n_heads"))
+    depth = hf_field(hf, "num_hidden_layers")
+    hidden = hf_field(hf, "hidden_size")
+    heads = hf_field(hf, "num_attention_heads")
     positions = hf.get("max_position_embeddings")
     if not all(isinstance(v, int) and v > 0 for v in (depth, hidden, heads, positions)):
         return None

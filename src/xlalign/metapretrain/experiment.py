@@ -202,7 +202,10 @@ def run_meta_evaluate(
         out["tasks"][task] = {"summary": res["summary"], "params": res["params"]}
     # XTREME's layer (the 8th of 12) does not exist in a small model: the last layer
     # (every layer is in the sweep)
-    depth = int(read_json(Path(model_dir) / "config.json")["num_hidden_layers"])
+    from transformers import AutoConfig
+
+    # (the loaded configuration: DistilBERT's config.json names it n_layers)
+    depth = int(AutoConfig.from_pretrained(model_dir).num_hidden_layers)
     for name, sets in sorted(retrieval.items()):
         res = run_retrieval(
             name,

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xlalign import config as xlconfig
+from xlalign.config.encoders import hf_field
 from xlalign.core.errors import ConfigError
 from xlalign.core.languages import ICU_FUGASHI, ICU_JIEBA, UDPIPE
 from xlalign.core.memory import DEFAULT_BLOCK_MB
@@ -341,7 +342,8 @@ def encoder_shape(
     (``hidden_size``, ``num_hidden_layers``, ``vocab_size``), else from its name ("small",
     "base", "large"; an unknown name is assumed large)."""
     if hf_config:
-        dim, depth = hf_config.get("hidden_size"), hf_config.get("num_hidden_layers")
+        dim = hf_field(hf_config, "hidden_size")
+        depth = hf_field(hf_config, "num_hidden_layers")
         if isinstance(dim, int) and isinstance(depth, int):
             vocab = hf_config.get("vocab_size")
             return EncoderShape(dim, depth, vocab if isinstance(vocab, int) else ENCODER_VOCAB)
