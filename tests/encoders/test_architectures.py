@@ -54,12 +54,7 @@ def arch_world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return build_world(tmp_path_factory.mktemp("arch_world"))
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _load(path: Path) -> tuple[Any, Any]:
@@ -287,6 +282,10 @@ def test_continued_pretraining_with_every_objective(
             assert any(k.startswith(name) for k in losses), (arch, name, sorted(losses))
         assert all(np.isfinite(v) for v in losses.values() if isinstance(v, float)), losses
         assert res["steps"] == 1
+        # the objectives that read the alignment layer run layers 1..2 only, and say so
+        layered = {"mse", "gcca", "dcca", "l2_align", "contrastive"} & set(names)
+        assert layered <= set(res["forward"]), (arch, res["forward"])
+        assert set(res["forward"].values()) <= {"truncated"}, (arch, res["forward"])
     assert res["head"]["model_type"] == arch and res["head"]["head"] == "initialised"
 
 

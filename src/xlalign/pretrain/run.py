@@ -214,6 +214,7 @@ def run_pretrain(
             "device": str(dev),
             "precision": prec,
             "world_size": ctx.world_size,
+            "forward": _forward_plans(model, terms),
             **{k: record[k] for k in ("steps", "resumed_from_step", "selection", "speed")},
             "objective_state": {t.name: t.objective.state() for t in terms},
             "data": data,
@@ -252,6 +253,20 @@ def run_pretrain(
         if ctx.is_main:
             trainer.remove_work_dir(work_dir)
     return result
+
+
+def _forward_plans(model: Any, terms: Any) -> dict[str, str]:
+    """How each objective that reads one layer computes it: ``"truncated"`` (its layers
+    only) or ``"full (why)"`` (:func:`xlalign.encoders.contextual.forward_plan`)."""
+    from xlalign.encoders.contextual import forward_plan
+    from xlalign.pretrain.base import encoder_of
+
+    config = encoder_of(model).config
+    return {
+        t.name: forward_plan(config, t.objective.layer)
+        for t in terms
+        if isinstance(getattr(t.objective, "layer", None), int)
+    }
 
 
 def _stats(objective: Any) -> dict[str, Any]:
