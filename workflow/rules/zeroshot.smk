@@ -50,14 +50,6 @@ rule finetune:
         "../scripts/finetune.py"
 
 
-for _enc in config["zeroshot"]["retrieval"]["mteb"]["encoders"]:
-    if _enc not in ZS_ENCODERS:
-        raise ValueError(
-            f"zeroshot.retrieval.mteb.encoders.{_enc}: no zero-shot encoder of this name; "
-            f"the encoders are {sorted(ZS_ENCODERS)}"
-        )
-
-
 # One job per encoder for every retrieval set: the encoder, its tokenizer and the imports
 # are paid once, and an English side that several languages share is encoded once. Each
 # set's outputs are those of a job of its own (same paths, same bytes), written as the set

@@ -439,6 +439,17 @@ def _check_pretrain(cfg: dict[str, Any], fail: Any) -> None:
                 fail(f"{key}.settings.static: {static!r} is not a space of this configuration")
         if "+" in name:
             fail(f"{key}: '+' is reserved (encoder names read '<encoder>+<continual>')")
+    # the zero-shot encoders: the base encoder (as its file name, org--model) and every
+    # pre-training run's checkpoint per seed (workflow/rules/common/setup.smk)
+    encoders = {cfg["encoder"]["name"].replace("/", "--")} | {
+        recipes.encoder_key(row, seed) for row in pre["runs"] for seed in pre["seeds"]
+    }
+    for name in cfg["zeroshot"]["retrieval"]["mteb"]["encoders"]:
+        if name not in encoders:
+            fail(
+                f"zeroshot.retrieval.mteb.encoders.{name}: no zero-shot encoder of this name; "
+                f"the encoders are {sorted(encoders)}"
+            )
     _check_analyses(cfg, fail, pairs)
 
 

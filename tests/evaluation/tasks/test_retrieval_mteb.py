@@ -239,9 +239,14 @@ def test_the_configuration_refuses_what_cannot_be_scored(tmp_path: Path) -> None
     ret = base["zeroshot"]["retrieval"]
     # LASER's languages need not be workflow languages (prepare_task takes any code)
     ret["sets"]["tatoeba-laser"] = {"languages": ["am", "de", "lv"]}
-    ret["mteb"] = {"sets": ["tatoeba-laser"], "encoders": {"x": {"prompt": "query: "}}}
+    # the base encoder and a pre-training run's checkpoint, as the zero-shot stage names them
+    encoders = {"multilingual-e5-small": {"prompt": "query: "}, "mlm.s1": {"pooling": "cls"}}
+    ret["mteb"] = {"sets": ["tatoeba-laser"], "encoders": encoders}
     validate(copy.deepcopy(base), base_dir=tmp_path)
     for change, match in (
+        ({"encoders": {"mlm.s2": {}}}, r"mteb.encoders.mlm.s2: no zero-shot encoder of this "
+         r"name; the encoders are \['mlm.s1', 'multilingual-e5-small', 'x2s-ma-dcca.s1', "
+         r"'x2s-ma-mse.s1'\]"),
         ({"languages": ["ber"]}, r"languages\[0\]: 'tatoeba-laser' has no data for 'ber' "
          r"\(LASER's 'ber' has no xlalign language code: Berber"),
         ({"mteb": ["tatoeba"]}, r"mteb.sets\[0\]: 'tatoeba' is not in zeroshot.retrieval.sets"),
@@ -250,6 +255,8 @@ def test_the_configuration_refuses_what_cannot_be_scored(tmp_path: Path) -> None
         cfg = copy.deepcopy(base)
         if "languages" in change:
             cfg["zeroshot"]["retrieval"]["sets"]["tatoeba-laser"] = change
+        elif "encoders" in change:
+            cfg["zeroshot"]["retrieval"]["mteb"]["encoders"] = change["encoders"]
         else:
             cfg["zeroshot"]["retrieval"]["mteb"]["sets"] = change["mteb"]
             cfg["zeroshot"]["retrieval"]["sets"]["bucc"] = {"languages": ["de"]}
