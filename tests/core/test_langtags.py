@@ -47,6 +47,7 @@ def test_paper_languages_unchanged() -> None:
         ("deu", "de"),  # ISO 639-2/T: the shortest code
         ("ger", "de"),  # ISO 639-2/B
         ("ukr", "uk"),
+        ("tgl", "tl"),  # ICU's list lacks tl and CLDR aliases tgl to fil (Filipino)
         ("iw", "he"),  # withdrawn
         ("ZH", "zh"),
         ("zh-Hant", "zh_Hant"),  # '-' joins the languages of a pair
@@ -96,6 +97,8 @@ def test_tools_limited_to_their_language() -> None:
 def test_iso639_3() -> None:
     assert langtags.iso639_3("pl") == "pol" and langtags.iso639_3("sr_Latn") == "srp"
     assert langtags.iso639_3("haw") == "haw"
+    # Serbo-Croatian keeps its three letters: ISO 639-1's sh is withdrawn (read sr_Latn)
+    assert langtags.canonical("hbs") == "hbs"
 
 
 def test_every_iso639_3_code_with_pycountry() -> None:

@@ -101,6 +101,16 @@ def _to_shortest() -> dict[str, str]:
     for code in _icu_languages():
         if len(code) == 2:
             out[icu.Locale(code).getISO3Language()] = code
+    # ISO 639-1 codes that ICU's list leaves out and CLDR aliases to another language
+    # (tgl -> tl, where CLDR says fil), except deprecated ones (hbs -> sh)
+    try:
+        import pycountry
+    except ImportError:
+        return out
+    for lang in pycountry.languages:
+        two = getattr(lang, "alpha_2", None)
+        if two and two not in _DEPRECATED:
+            out.setdefault(lang.alpha_3, two)
     return out
 
 
