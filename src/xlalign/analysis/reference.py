@@ -8,7 +8,8 @@ stage's machinery and settings (:func:`xlalign.wordalign.eflomal.align_corpus`: 
 has more than one chunk, both directions, symmetrised with the stage's heuristic,
 grow-diag-final-and by default). The test pairs are written first, so they are aligned
 in the first chunk, a full one, beside ``chunk_size`` minus their number of bitext
-pairs; the links of the first ``len(test)`` lines are the test pairs' alignment (before
+pairs, and that chunk alone is aligned (the later ones would not change its links); the
+links of the first ``len(test)`` lines are the test pairs' alignment (before
 the one-to-one / identical-word filters, which only select training pairs). The bitext
 is streamed into the corpus file and the links are read back streamed, so memory is one
 chunk's, as in the alignment stage, however long the bitext is; time grows with it.
@@ -108,7 +109,11 @@ def eflomal_reference(
         write_parallel(corpus, rows)
         out = AlignmentPaths.in_dir(w / "out")
         out.stats.parent.mkdir()
-        align_corpus(corpus, out, opts, tmpdir=w / "tmp", threads=threads, progress=False)
+        # the first chunk only: it holds the test pairs, and is aligned as in a run over
+        # the whole bitext (the shared priors learnt on its sample, the chunk's own seed)
+        align_corpus(
+            corpus, out, opts, tmpdir=w / "tmp", threads=threads, progress=False, first_chunks=1
+        )
         read = read_pharaoh(out.symmetrized)  # the test pairs' lines, then stop
         try:
             links = list(itertools.islice(read, n_test))

@@ -640,11 +640,17 @@ def align_corpus(
     threads: int = 1,
     keep_checkpoint: bool = False,
     progress: bool = True,
+    first_chunks: int | None = None,
 ) -> dict[str, Any]:
     """Align a parallel corpus TSV (:func:`xlalign.corpus.parallel.read_parallel`); write ``out``.
 
     Returns the stats also written to ``out.stats``. See the module docstring.
+    ``first_chunks`` (None: all) aligns only the corpus's first chunks, exactly as a run
+    over the whole corpus aligns them (its shared priors are learnt on the whole
+    corpus's sample, its chunk seeds are theirs); ``out`` then holds those pairs only.
     """
+    if first_chunks is not None and first_chunks < 1:
+        raise ValueError(f"first_chunks: {first_chunks}; expected at least 1 (or None: all)")
     options = options or AlignOptions()
     start = time.perf_counter()
     # Validates every row too: read_parallel refuses an empty id or side.
@@ -654,6 +660,7 @@ def align_corpus(
     if priors is not None:
         check_priors(priors)  # eflomal reads it per chunk and fails with a traceback
     n_chunks = -(-n_pairs // options.chunk_size)
+    n_aligned = n_chunks if first_chunks is None else min(first_chunks, n_chunks)
     fingerprint = _fingerprint(corpus, options, priors)
     align_seconds = 0.0
     shared: dict[str, Any] | None = None
@@ -676,7 +683,7 @@ def align_corpus(
                     shim=shim,
                 )
         bar = tqdm(
-            total=n_pairs,
+            total=min(n_pairs, n_aligned * options.chunk_size),
             desc=f"eflomal {Path(corpus).parent.name}",
             unit=" pairs",
             file=sys.stderr,
@@ -684,7 +691,8 @@ def align_corpus(
             mininterval=1.0,
         )
         with bar, _log_preempted(store, n_chunks, resumable=checkpoint_dir is not None):
-            for k, (src_lines, tgt_lines) in enumerate(_chunks(corpus, options.chunk_size)):
+            chunks = itertools.islice(_chunks(corpus, options.chunk_size), n_aligned)
+            for k, (src_lines, tgt_lines) in enumerate(chunks):
                 size = len(src_lines)
                 if store.done(k, size):
                     resumed += 1
@@ -721,7 +729,7 @@ def align_corpus(
                 bar.update(size)
         if resumed:
             log.info("resumed: %d of %d chunks were already aligned", resumed, n_chunks)
-        stats = _write_outputs(corpus, out, options, store, n_chunks)
+        stats = _write_outputs(corpus, out, options, store, n_aligned)
     if checkpoint_dir is not None and not keep_checkpoint:
         shutil.rmtree(checkpoint_dir, ignore_errors=True)
     seconds = time.perf_counter() - start
@@ -734,6 +742,7 @@ def align_corpus(
             "eflomal": eflomal_version(),
             "threads": threads,
             "chunks": n_chunks,
+            "chunks_aligned": n_aligned,
             "chunks_resumed": resumed,
             "align_seconds": align_seconds,
             "seconds": seconds,
@@ -759,7 +768,8 @@ def _write_outputs(
     store: _ChunkStore,
     n_chunks: int,
 ) -> dict[str, Any]:
-    """Symmetrise and filter every pair; write the Pharaoh files and the pairs table."""
+    """Symmetrise and filter every pair of the first ``n_chunks`` chunks; write the
+    Pharaoh files and the pairs table."""
     counts = {
         "sentences": 0,
         "source_tokens": 0,
@@ -785,7 +795,8 @@ def _write_outputs(
             for name in ("forward", "reverse", "symmetrized", "pairs")
         }
         files["pairs"].write(pairs_header())
-        rows = zip(read_parallel(corpus), links_iter("fwd"), links_iter("rev"), strict=True)
+        pairs = itertools.islice(read_parallel(corpus), n_chunks * options.chunk_size)
+        rows = zip(pairs, links_iter("fwd"), links_iter("rev"), strict=True)
         for sent, ((pid, src, tgt), fline, rline) in enumerate(rows):
             where = f"{corpus}: pair {pid!r} (line {sent + 2})"
             fwd = parse_pharaoh(
