@@ -41,3 +41,16 @@ def _threads_restored() -> Iterator[None]:
             os.environ[var] = value
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread() -> Iterator[None]:
+    """One intra-op thread for a whole module (``pytestmark =
+    pytest.mark.usefixtures("one_torch_thread")``): tiny models and small matrices on a
+    shared 2-core machine run several times faster on one thread than on two."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

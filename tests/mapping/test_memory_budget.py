@@ -21,13 +21,7 @@ from xlalign.mapping.recipes import (
     unsupervised_init_bytes,
 )
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _whole_init(x: torch.Tensor, z: torch.Tensor, args: VecMapArgs):

@@ -26,13 +26,7 @@ N, DIM = 2000, 32
 FAST = {"vocabulary_cutoff": 1000, "stochastic_interval": 5}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Small matrices on a shared 2-core machine: one thread is several times faster."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def make_spaces(n: int = N, d: int = DIM, noise: float = 0.02, shared: int = 40, seed: int = 0):

@@ -139,15 +139,7 @@ def toy_pairs(n: int, seed: int, prefix: str) -> list[PairExample]:
     return out
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """A tiny model on a shared 2-core machine: one thread is several times faster."""
-    import torch
-
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_tiny_pair_finetuning_beats_the_majority_class(tmp_path: Path) -> None:

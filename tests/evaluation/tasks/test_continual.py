@@ -44,12 +44,7 @@ PAIRS = [("the dog", "a dog"), ("the cat", "this cat"), ("runs quickly", "runs s
          ("the bird eats", "a bird eats"), ("fly", "the fly"), ("and", "and the")]  # fmt: skip
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -77,15 +77,7 @@ PARAMS = TaskParams(learning_rate=5e-3, epochs=3, batch_size=16, max_length=16, 
 STEPS = 39
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """A tiny model on a shared 2-core machine: one thread is several times faster."""
-    import torch
-
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
