@@ -58,9 +58,6 @@ import resume
 from xlalign.workflow.jobscript import job_logging
 ARGS = json.loads(sys.argv[1])
 _threads = ARGS.get("threads", 1)
-if _threads is None:  # torch's own default, as the test process has it
-    import torch
-    _threads = torch.get_num_threads()
 _smk = SimpleNamespace(log=[ARGS["log"]], threads=_threads, rule=ARGS.get("rule", "test"),
                        wildcards={{}})
 with job_logging(_smk):
@@ -72,9 +69,11 @@ def child_script(body: str, *paths: Path | str) -> str:
     ``job_logging``, logging to ``ARGS["log"]``; ``ARGS``: the JSON of ``sys.argv[1]``).
 
     ``paths`` (e.g. the test's own folder, to import the test module), tests/ and src/ are
-    put first on ``sys.path``. ``ARGS["threads"]`` is the job's threads: 1 by default,
-    ``None`` for torch's own default (as the test process has them: float sums depend on
-    it); ``ARGS["rule"]`` the rule's name (default ``test``).
+    put first on ``sys.path``. ``ARGS["threads"]`` is the job's threads: 1 by default;
+    :func:`run_and_stop` makes ``None`` the test process's torch thread count at the
+    call (float sums depend on it: a test that compares the child's work with work done
+    in the test process passes ``None``); ``ARGS["rule"]`` the rule's name (default
+    ``test``).
     """
     where = [str(p) for p in (*paths, TESTS, SRC)]
     return _PRELUDE.format(paths=where) + textwrap.indent(textwrap.dedent(body), "    ")
@@ -116,6 +115,10 @@ def run_and_stop(
     exit within ``timeout`` seconds of the signal.
     """
     args = {"log": str(tmp / f"{name}.log"), "flag": str(tmp / f"{name}.flag"), **args}
+    if "threads" in args and args["threads"] is None:
+        import torch
+
+        args["threads"] = torch.get_num_threads()
     flag = Path(args["flag"])
     flag.unlink(missing_ok=True)
     Path(args["log"]).parent.mkdir(parents=True, exist_ok=True)

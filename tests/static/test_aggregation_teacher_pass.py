@@ -172,8 +172,9 @@ def test_the_sums_resume_with_the_shards(
 
     out = tmp_path / "cache"
     args = {**{k: str(v) for k, v in world.items()}, "out": str(out), "kw": json.dumps(KW)}
+    # the child's threads are this process's: its shard's sums are compared with ours
     stopped = resume.run_and_stop(
-        _TEACHER, {**args, "pause_at": "1", "seeds": "[3, 4]"}, tmp_path, sig
+        _TEACHER, {**args, "pause_at": "1", "seeds": "[3, 4]", "threads": None}, tmp_path, sig
     )
     assert stopped.returncode == resume.expect_exit(sig), stopped.log
     assert teacher._shard_complete(out, 1) and not teacher._shard_complete(out, 2)
