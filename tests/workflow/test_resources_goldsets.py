@@ -59,6 +59,8 @@ def test_eflomal_reference_grows_with_bitext_and_sets_and_holds_one_chunk(
     align = jobsize.estimate("word_align", paper, wildcards={"src": "en", "tgt": "fr"})
     assert est(three).mem_mb == est(fr).mem_mb == align.mem_mb
     assert jobsize.threads("eflomal_reference", paper) == jobsize.threads("word_align", paper)
+    # the 1M-pair bitext: its first chunk aligned (beside the priors' sample), not all five
+    assert est(fr).runtime < align.runtime
     # a measured bitext, or the configured cap, replaces the 1M-pair bound
     small = est(fr, sizes={"corpora_mb": {"wpt03-en-fr": 2.5}})
     capped = copy.deepcopy(fr)

@@ -825,13 +825,15 @@ def _eflomal_iterations(wa: Mapping[str, Any], n: int) -> int:
     return sum(steps[int(wa["model"])])
 
 
-def _eflomal_need(wa: Mapping[str, Any], pairs: int) -> Need:
+def _eflomal_need(wa: Mapping[str, Any], pairs: int, first_chunks: int | None = None) -> Need:
     """eflomal over a corpus of ``pairs`` pairs in the alignment stage's chunks (one held
-    at a time; shared priors learnt first when there is more than one), symmetrised."""
+    at a time; shared priors learnt first when there is more than one), symmetrised;
+    ``first_chunks``: only that many chunks aligned (the priors still the whole corpus's)."""
     corpus_mb = pairs * CORPUS_BYTES_PER_PAIR / MB
     chunk = min(pairs, int(wa["chunk_size"]))
     chunk_mb = chunk * CORPUS_BYTES_PER_PAIR / MB
     chunks = math.ceil(pairs / max(chunk, 1))
+    aligned = chunks if first_chunks is None else min(chunks, first_chunks)
     per_chunk = (
         EFLOMAL_S_PER_PAIR_ITERATION
         * chunk
@@ -839,14 +841,14 @@ def _eflomal_need(wa: Mapping[str, Any], pairs: int) -> Need:
         * int(wa["samplers"])
         / 3
     )
-    seconds = chunks * per_chunk
+    seconds = aligned * per_chunk
     shared = wa.get("shared_priors") or {}
     if shared.get("enabled") and chunks > 1:  # the sample's run, then chunks with priors
         sample = min(chunk, int(shared.get("sample_pairs", chunk)))
         seconds = seconds * EFLOMAL_PRIORS_SLOWDOWN + per_chunk * sample / max(chunk, 1) * (
             _eflomal_iterations(wa, sample) / _eflomal_iterations(wa, chunk)
         )
-    seconds += pairs * ALIGN_POST_S_PER_PAIR
+    seconds += min(pairs, aligned * chunk) * ALIGN_POST_S_PER_PAIR
     mem = 1000 + WORDALIGN_MB_PER_CHUNK_MB * chunk_mb
     return Need(mem, seconds, 100 + WORDALIGN_DISK_PER_CORPUS_MB * corpus_mb)
 
@@ -911,10 +913,13 @@ def _gold_bitexts(job: Job) -> list[tuple[int, int]]:
 def _eflomal_reference(job: Job) -> Need:
     """eflomal over each gold set's sentences and its bitext, one set after another
     (:mod:`xlalign.analysis.reference`): time is the sum over the sets of the alignment
-    stage's time for that many pairs, memory and disk the largest set's (one chunk held,
-    the temporary files removed between sets)."""
+    stage's time for the first chunk of that many pairs (the one holding the gold pairs;
+    the shared priors learnt on the whole bitext's sample), memory and disk the largest
+    set's (one chunk held, the temporary files removed between sets)."""
     wa = job.cfg["wordalign"]
-    needs = [_eflomal_need(wa, gold + bitext) for gold, bitext in _gold_bitexts(job)]
+    needs = [
+        _eflomal_need(wa, gold + bitext, first_chunks=1) for gold, bitext in _gold_bitexts(job)
+    ]
     return Need(
         max(n.mem_mb for n in needs), sum(n.seconds for n in needs), max(n.disk_mb for n in needs)
     )
