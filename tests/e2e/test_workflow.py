@@ -34,7 +34,7 @@ def project(tmp_path_factory: pytest.TempPathFactory, udpipe_tr: Path) -> Path:
     cfg = {
         "name": "t",
         "languages": ["en", "zh", "ja", "tl", "tr"],
-        "seeds": [1, 2, 3],
+        "seeds": [1, 2],
         "encoder": {"source": "local", "path": str(work / "encoder")},
         "extract": {
             "layer": 1,
@@ -66,7 +66,7 @@ def project(tmp_path_factory: pytest.TempPathFactory, udpipe_tr: Path) -> Path:
 LANGS = ("en", "zh", "ja", "tl", "tr")
 
 
-def _targets(seeds=(1, 2, 3), langs=LANGS) -> list[str]:
+def _targets(seeds=(1, 2), langs=LANGS) -> list[str]:
     return [f"results/t/corpus/s0/segment/{lang}.txt" for lang in langs] + [
         f"results/t/mlflow/seed{s}.json" for s in seeds
     ]
@@ -101,16 +101,16 @@ def test_run_segment_tools_tracking_and_rerun(project: Path) -> None:
     runs = client.search_runs([exp.experiment_id], max_results=1000)
     parents = [r for r in runs if r.data.tags.get("xlalign.kind") == "parent"]
     children = [r for r in runs if r.data.tags.get("xlalign.kind") == "job"]
-    assert sorted(r.data.tags["xlalign.seed"] for r in parents) == ["1", "2", "3"]
+    assert sorted(r.data.tags["xlalign.seed"] for r in parents) == ["1", "2"]
     # seeds x languages x (sample, segment, vocab, teacher, x2static, aggregate)
-    assert len(children) == 3 * 5 * 6
+    assert len(children) == 2 * 5 * 6
     x2s = next(
         r
         for r in children
-        if r.data.tags["xlalign.job"] == "x2static/ja" and r.data.tags["xlalign.seed"] == "3"
+        if r.data.tags["xlalign.job"] == "x2static/ja" and r.data.tags["xlalign.seed"] == "2"
     )
     assert len(client.get_metric_history(x2s.info.run_id, "curve.epoch_loss")) == 2
-    for seed in (1, 2, 3):
+    for seed in (1, 2):
         for method in ("x2s-m", "aggregate"):
             from xlalign.static.vectors import read_vec
 
