@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
-from test_finetune import (  # noqa: F401 (fixtures)
+from test_finetune import (
     DEV,
     PARAMS,
     STEPS,
@@ -24,7 +24,6 @@ from test_finetune import (  # noqa: F401 (fixtures)
     TEST_X,
     TRAIN,
     Kill,
-    _one_torch_thread,
     losses,
 )
 from tiny_encoder import make_tiny_encoder
@@ -37,6 +36,8 @@ from xlalign.evaluation.tasks.finetune import (
     finetune,
 )
 from xlalign.evaluation.tasks.tagging import TaggingTask
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 class EarlyBest(TaggingTask):

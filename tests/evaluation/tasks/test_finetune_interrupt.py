@@ -16,12 +16,14 @@ from typing import Any
 import pytest
 import resume
 import torch
-from test_finetune import PARAMS, _one_torch_thread, losses, run  # noqa: F401 (a fixture)
+from test_finetune import PARAMS, losses, run
 from tiny_encoder import make_tiny_encoder
 from transformers import TrainerCallback
 
 from xlalign.core.errors import InputError
 from xlalign.evaluation.tasks.finetune import CHECKPOINTS, last_checkpoint
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 #: one epoch of 13 steps, checkpoints (and dev evaluations) every 4, the loss logged every
 #: 5 (run()'s log_every): a SIGTERM checkpoint between two log entries has a loss pending
